@@ -1,0 +1,43 @@
+//! The panic boundary: no panic ever unwinds into C.
+//!
+//! Every `extern "C"` function wraps its body in [`ffi_boundary`], naming the value
+//! C sees if the body panics. That value is the function's documented fallback
+//! (an error status, `false`, or "call the original" in the HSA hooks).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs `body`; if it panics, logs the panic and returns `fallback` instead.
+///
+/// `what` names the C function for the log line.
+pub fn ffi_boundary<T>(what: &'static str, fallback: T, body: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(value) => value,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            log::error!("internal error in {what}: {message}; using the documented fallback");
+            fallback
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn returns_body_value() {
+        assert_eq!(ffi_boundary("t", 0, || 7), 7);
+    }
+
+    #[test]
+    fn panic_becomes_fallback() {
+        assert_eq!(ffi_boundary("t", -1, || panic!("boom")), -1);
+        assert!(!ffi_boundary("t", false, || -> bool {
+            panic!("{}", String::from("x"))
+        }));
+    }
+}
