@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the hotswap C API through the public header and the built
+ * libhsa-hotswap.so. Compiled as C11 (capi_test.c) and as C++17 (capi_test.cpp
+ * includes this file), both with -Wall -Wextra -Werror -pedantic, which is also
+ * the header's compile test. */
+#if !defined(__cplusplus)
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
+#endif
+#include <hotswap/hotswap.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+static int checks = 0;
+
+#define CHECK(cond)                                                         \
+  do {                                                                      \
+    ++checks;                                                               \
+    if (!(cond)) {                                                          \
+      ++failures;                                                           \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                       \
+  } while (0)
+
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+static void test_version(void) {
+  CHECK(HOTSWAP_VERSION_MAJOR == EXPECTED_VERSION_MAJOR);
+  CHECK(HOTSWAP_VERSION_MINOR == EXPECTED_VERSION_MINOR);
+  CHECK(HOTSWAP_VERSION_PATCH == EXPECTED_VERSION_PATCH);
+  CHECK(strcmp(hotswap_version(), EXPECTED_VERSION_STRING) == 0);
+  CHECK(strcmp(hotswap_version(), STR(HOTSWAP_VERSION_MAJOR) "." STR(HOTSWAP_VERSION_MINOR) "." STR(
+                                      HOTSWAP_VERSION_PATCH)) == 0);
+  CHECK(strcmp(HOTSWAP_TOOL_LIBRARY_NAME, "libhsa-hotswap.so") == 0);
+  CHECK(hotswap_tools_lib_names_hotswap(HOTSWAP_TOOL_LIBRARY_NAME));
+}
+
+static void test_status_strings(void) {
+  uint32_t s;
+  CHECK(HOTSWAP_STATUS_SUCCESS == 0);
+  CHECK(strcmp(hotswap_status_string(HOTSWAP_STATUS_SUCCESS), "success") == 0);
+  for (s = HOTSWAP_STATUS_SUCCESS; s <= HOTSWAP_STATUS_INTERNAL_ERROR; ++s) {
+    const char *text = hotswap_status_string(s);
+    CHECK(text != NULL && text[0] != '\0');
+    CHECK(strcmp(text, "unknown hotswap status") != 0);
+  }
+  CHECK(strcmp(hotswap_status_string(HOTSWAP_STATUS_INTERNAL_ERROR + 1), "unknown hotswap status") == 0);
+  CHECK(strcmp(hotswap_status_string(0xffffffffu), "unknown hotswap status") == 0);
+}
+
+static void test_tools_lib_parser(void) {
+  /* Names this tool: bare, path, among several, quoted with spaces, escaped. */
+  CHECK(hotswap_tools_lib_names_hotswap("libhsa-hotswap.so"));
+  CHECK(hotswap_tools_lib_names_hotswap("/opt/rocm/lib/libhsa-hotswap.so"));
+  CHECK(hotswap_tools_lib_names_hotswap("librocprofiler64.so libhsa-hotswap.so libother.so"));
+  CHECK(hotswap_tools_lib_names_hotswap("  libhsa-hotswap.so  "));
+  CHECK(hotswap_tools_lib_names_hotswap("\"/opt/my tools/libhsa-hotswap.so\" x.so"));
+  CHECK(hotswap_tools_lib_names_hotswap("/opt/my\\ tools/libhsa-hotswap.so"));
+  CHECK(hotswap_tools_lib_names_hotswap("a.so \"\" libhsa-hotswap.so"));
+  CHECK(hotswap_tools_lib_names_hotswap("lib\\hsa-hotswap.so"));
+  /* Does not: substrings, suffixes, prefixes, a directory of that name, empties. */
+  CHECK(!hotswap_tools_lib_names_hotswap(NULL));
+  CHECK(!hotswap_tools_lib_names_hotswap(""));
+  CHECK(!hotswap_tools_lib_names_hotswap("   "));
+  CHECK(!hotswap_tools_lib_names_hotswap("libhsa-hotswap.so.bak"));
+  CHECK(!hotswap_tools_lib_names_hotswap("mylibhsa-hotswap.so"));
+  CHECK(!hotswap_tools_lib_names_hotswap("/x/libhsa-hotswap.so/"));
+  CHECK(!hotswap_tools_lib_names_hotswap("libhsa-hotswap.so/libtool.so"));
+  CHECK(!hotswap_tools_lib_names_hotswap("\"x libhsa-hotswap.so\""));
+  CHECK(!hotswap_tools_lib_names_hotswap("libhsa-hotswap"));
+  CHECK(!hotswap_tools_lib_names_hotswap("libhsa-hotswap.so\\ x"));
+}
+
+static void set_env(const char *name, const char *value) {
+  if (value) {
+    setenv(name, value, 1);
+  } else {
+    unsetenv(name);
+  }
+}
+
+static void test_enabled(void) {
+  static const char *const falsy[] = {NULL, "", "0", "off", "OFF", "false", "False", "no", "n", "F"};
+  static const char *const truthy[] = {"1", "yes", "on", "true", "disable"};
+  size_t i;
+  set_env("HSA_HOTSWAP_DISABLE", NULL);
+  set_env("HSA_TOOLS_LIB", NULL);
+  CHECK(!hotswap_enabled());
+  set_env("HSA_TOOLS_LIB", "libother.so");
+  CHECK(!hotswap_enabled());
+  set_env("HSA_TOOLS_LIB", "libother.so /opt/rocm/lib/libhsa-hotswap.so");
+  CHECK(hotswap_enabled());
+  for (i = 0; i < sizeof falsy / sizeof falsy[0]; ++i) {
+    set_env("HSA_HOTSWAP_DISABLE", falsy[i]);
+    CHECK(hotswap_enabled());
+  }
+  for (i = 0; i < sizeof truthy / sizeof truthy[0]; ++i) {
+    set_env("HSA_HOTSWAP_DISABLE", truthy[i]);
+    CHECK(!hotswap_enabled());
+  }
+  set_env("HSA_HOTSWAP_DISABLE", NULL);
+  set_env("HSA_TOOLS_LIB", "libhsa-hotswap.so.bak");
+  CHECK(!hotswap_enabled());
+  set_env("HSA_TOOLS_LIB", NULL);
+}
+
+static void test_isa_is_gfx(void) {
+  CHECK(hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx1250", "gfx1250"));
+  CHECK(hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx1250:sramecc+", "gfx1250"));
+  CHECK(hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx1250:sramecc+:xnack-", "gfx1250"));
+  CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx12500", "gfx1250"));
+  CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx125", "gfx1250"));
+  CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx942", "gfx1250"));
+  CHECK(hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx12-5-generic", "gfx12-5-generic"));
+  CHECK(!hotswap_isa_is_gfx(NULL, "gfx1250"));
+  CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx1250", NULL));
+  CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx1250", ""));
+}
+
+static void test_supported_pairs(void) {
+  CHECK(hotswap_is_supported_pair("gfx1250", "gfx1250"));
+  CHECK(!hotswap_is_supported_pair("gfx1250", "gfx942"));
+  CHECK(!hotswap_is_supported_pair("gfx1250", "gfx950"));
+  CHECK(!hotswap_is_supported_pair("gfx942", "gfx1250"));
+  CHECK(!hotswap_is_supported_pair("gfx1251", "gfx1251"));
+  CHECK(!hotswap_is_supported_pair(NULL, "gfx1250"));
+  CHECK(!hotswap_is_supported_pair("gfx1250", NULL));
+}
+
+static void test_code_object_argument_checks(void) {
+  static const unsigned char bytes[64] = {0x7f, 'E', 'L', 'F'};
+  size_t size = 0;
+  void *out = NULL;
+  size_t out_size = 0;
+  /* ISA name: NULL object, zero size, NULL size pointer. */
+  CHECK(hotswap_code_object_isa_name(NULL, sizeof bytes, NULL, &size) == HOTSWAP_STATUS_INVALID_ARGUMENT);
+  CHECK(hotswap_code_object_isa_name(bytes, 0, NULL, &size) == HOTSWAP_STATUS_INVALID_ARGUMENT);
+  CHECK(hotswap_code_object_isa_name(bytes, sizeof bytes, NULL, NULL) == HOTSWAP_STATUS_INVALID_ARGUMENT);
+  /* Retarget: NULL outputs are rejected; otherwise outputs are the input on failure. */
+  CHECK(hotswap_retarget_code_object(bytes, sizeof bytes, "a", "b", NULL, &out_size) ==
+        HOTSWAP_STATUS_INVALID_ARGUMENT);
+  CHECK(hotswap_retarget_code_object(bytes, sizeof bytes, "a", "b", &out, NULL) ==
+        HOTSWAP_STATUS_INVALID_ARGUMENT);
+  CHECK(hotswap_retarget_code_object(bytes, sizeof bytes, NULL, "b", &out, &out_size) ==
+        HOTSWAP_STATUS_INVALID_ARGUMENT);
+  CHECK(out == (const void *)bytes && out_size == sizeof bytes);
+  out = NULL;
+  out_size = 0;
+  CHECK(hotswap_retarget_code_object(bytes, 0, "a", "b", &out, &out_size) == HOTSWAP_STATUS_INVALID_ARGUMENT);
+  CHECK(out == (const void *)bytes && out_size == 0);
+}
+
+int main(void) {
+  test_version();
+  test_status_strings();
+  test_tools_lib_parser();
+  test_enabled();
+  test_isa_is_gfx();
+  test_supported_pairs();
+  test_code_object_argument_checks();
+  printf("%d passed, %d failed\n", checks - failures, failures);
+  return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
