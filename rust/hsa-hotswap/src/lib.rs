@@ -18,6 +18,7 @@
 
 pub mod boundary;
 pub mod capi;
+pub mod code_object;
 pub mod env;
 pub mod gfx;
 pub mod status;
