@@ -56,8 +56,13 @@ target_link_options(hsa-hotswap PRIVATE
   "LINKER:-z,relro")
 # ROCr and COMGR are linked so that the library records which ones it was built
 # for (dpkg-shlibdeps and rpm derive package dependencies from that); the Rust
-# code resolves COMGR's functions at run time from the same library.
+# code resolves COMGR's functions at run time from the same library. No symbol
+# of either is referenced at link time, so a linker that defaults to --as-needed
+# (as this toolchain's gcc does) would drop both NEEDED entries: keep them with
+# --no-as-needed around just these two (push/pop leaves the default for the rest).
 target_link_libraries(hsa-hotswap PRIVATE
   hsa_hotswap
+  "-Wl,--push-state,--no-as-needed"
   hsa-runtime64::hsa-runtime64
-  amd_comgr)
+  amd_comgr
+  "-Wl,--pop-state")
