@@ -62,7 +62,11 @@ function(hotswap_cargo_import_staticlib)
     set(_profile_dir release)
   endif()
 
-  set(_target_dir "${CMAKE_BINARY_DIR}/cargo/build")
+  # Build trees of the same sources may share one target directory (the package
+  # tests do), so that the crate is compiled once; cargo locks it while it works.
+  set(HOTSWAP_CARGO_TARGET_DIR "${CMAKE_BINARY_DIR}/cargo/build" CACHE PATH
+    "cargo's target directory for the in-tree cargo module")
+  set(_target_dir "${HOTSWAP_CARGO_TARGET_DIR}")
   set(_archive "${_target_dir}/${_profile_dir}/${CMAKE_STATIC_LIBRARY_PREFIX}${ARG_LIBRARY}${CMAKE_STATIC_LIBRARY_SUFFIX}")
 
   add_custom_target(cargo-build_${ARG_LIBRARY} ALL
