@@ -1,33 +1,61 @@
 //! ROCr's tool ABI: `OnLoad` and `OnUnload`, looked up by ROCr in the library named
-//! by `HSA_TOOLS_LIB` (they are not part of the public header).
+//! by `HSA_TOOLS_LIB` (they are not part of the public header). Thin shells over
+//! [`crate::session`].
 //!
-//! Foundation stage: the entry points exist, check their arguments and patch
-//! nothing, so the tool loads as a no-op. The hooks arrive with the tool issue.
+//! - `OnLoad` checks `table`, `table->core_`, that `core_->version.minor_id`
+//!   covers every slot the tool reads or writes and that those slots are
+//!   non-null; only then does it write its four hooks. On any failed check it
+//!   returns false with the table byte-for-byte unchanged. With
+//!   `HSA_HOTSWAP_DISABLE` true it returns true and patches nothing.
+//! - `OnUnload` restores each slot that still holds our hook and frees nothing.
 #![allow(unsafe_code)]
 
-use std::ffi::{c_char, c_void};
+use std::ffi::c_char;
 
 use crate::boundary::ffi_boundary;
+use crate::hsa::api::Originals;
+use crate::hsa::table::{CoreTable, HsaApiTable, PATCHED, QUERIED};
+use crate::{hooks, logging, session};
 
-/// Called by ROCr from `hsa_init` with its API table. Returns false (the tool is
-/// then unloaded and the table is left as it was) when `table` is NULL.
+/// Called by ROCr from `hsa_init` with its API table. Returns false (ROCr then
+/// unloads the tool; the table is untouched) when the table cannot be patched.
 ///
 /// # Safety
 /// Called by ROCr with a valid `HsaApiTable*` or NULL.
 #[no_mangle]
 #[allow(non_snake_case)]
 pub unsafe extern "C" fn OnLoad(
-    table: *mut c_void,
-    _runtime_version: u64,
+    table: *mut HsaApiTable,
+    runtime_version: u64,
     _failed_tool_count: u64,
     _failed_tool_names: *const *const c_char,
 ) -> bool {
-    ffi_boundary("OnLoad", false, || !table.is_null())
+    ffi_boundary("OnLoad", false, || {
+        logging::init();
+        if session::disabled() {
+            log::info!("HSA_HOTSWAP_DISABLE is true: tool loaded, nothing patched");
+            return true;
+        }
+        let needed = [PATCHED, QUERIED].concat();
+        // SAFETY: ROCr passes its live table (sizes in minor_id) or NULL.
+        let checked = unsafe { CoreTable::from_root(table, &needed) }
+            .and_then(|core| Originals::from_table(&core).map(|o| (core, o)))
+            .and_then(|(core, originals)| session::load(core, originals, hooks::addresses()));
+        match checked {
+            Ok(()) => true,
+            Err(e) => {
+                log::warn!(
+                    "not loaded (runtime version {runtime_version}): {e}; table left unchanged"
+                );
+                false
+            }
+        }
+    })
 }
 
-/// Called by ROCr from `hsa_shut_down`, after which ROCr resets its table.
+/// Called by ROCr from `hsa_shut_down` (before it resets its table).
 #[no_mangle]
 #[allow(non_snake_case)]
 pub extern "C" fn OnUnload() {
-    ffi_boundary("OnUnload", (), || {})
+    ffi_boundary("OnUnload", (), session::unload)
 }

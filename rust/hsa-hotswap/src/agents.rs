@@ -1,0 +1,142 @@
+//! What the tool knows about each agent: device type, first ISA name, processor
+//! and ASIC revision, queried once per handle through the table's saved functions
+//! (`hsa_agent_get_info_fn`, `hsa_agent_iterate_isas_fn`, `hsa_isa_get_info_alt_fn`)
+//! and cached. Failures are cached too: a failed revision query is never A0.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::hsa::api::{
+    hsa_agent_t, Originals, HSA_AGENT_INFO_DEVICE, HSA_AMD_AGENT_INFO_ASIC_REVISION,
+    HSA_DEVICE_TYPE_GPU,
+};
+use crate::policy::{self, AgentTarget};
+
+/// One agent as the tool sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentInfo {
+    /// `hsa_agent_t.handle`.
+    pub handle: u64,
+    /// True for `HSA_DEVICE_TYPE_GPU`.
+    pub is_gpu: bool,
+    /// The first ISA's name, empty when the agent has none (CPU agents).
+    pub isa_name: String,
+    /// `HSA_AMD_AGENT_INFO_ASIC_REVISION`, `None` when the query failed.
+    pub revision: Option<u32>,
+}
+
+impl AgentInfo {
+    /// The processor and revision the policy looks at.
+    pub fn target(&self) -> AgentTarget<'_> {
+        AgentTarget {
+            gfx: policy::gfx_target(&self.isa_name),
+            revision: self.revision,
+        }
+    }
+
+    /// `A0`, `B0`… for a known revision, `unknown` otherwise (for log lines).
+    pub fn stepping(&self) -> String {
+        match self.revision {
+            Some(r) if r < 26 => format!("{}0", char::from(b'A' + r as u8)),
+            Some(r) => format!("rev{r}"),
+            None => "unknown".to_owned(),
+        }
+    }
+
+    fn query(originals: &Originals, agent: hsa_agent_t) -> AgentInfo {
+        let is_gpu =
+            originals.agent_info_u32(agent, HSA_AGENT_INFO_DEVICE) == Ok(HSA_DEVICE_TYPE_GPU);
+        let isa_name = if is_gpu {
+            originals.first_isa_name(agent).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let revision = if is_gpu {
+            originals
+                .agent_info_u32(agent, HSA_AMD_AGENT_INFO_ASIC_REVISION)
+                .ok()
+        } else {
+            None
+        };
+        let info = AgentInfo {
+            handle: agent.handle,
+            is_gpu,
+            isa_name,
+            revision,
+        };
+        log::debug!(
+            "agent {:#x}: {} isa={} revision={}",
+            info.handle,
+            if info.is_gpu { "gpu" } else { "non-gpu" },
+            if info.isa_name.is_empty() {
+                "(none)"
+            } else {
+                &info.isa_name
+            },
+            info.stepping()
+        );
+        info
+    }
+}
+
+/// The per-`OnLoad` agent cache.
+#[derive(Debug, Default)]
+pub struct Agents {
+    by_handle: Mutex<HashMap<u64, Arc<AgentInfo>>>,
+    all: OnceLock<Vec<Arc<AgentInfo>>>,
+}
+
+impl Agents {
+    /// The agent behind `agent`, queried on first use (no lock held while querying).
+    pub fn get(&self, originals: &Originals, agent: hsa_agent_t) -> Arc<AgentInfo> {
+        if let Some(info) = self.lock().get(&agent.handle) {
+            return Arc::clone(info);
+        }
+        let info = Arc::new(AgentInfo::query(originals, agent));
+        Arc::clone(self.lock().entry(agent.handle).or_insert(info))
+    }
+
+    /// Every agent of the runtime (`hsa_iterate_agents_fn`), queried once.
+    /// An iteration failure gives an empty list: no rewrite is then possible.
+    pub fn all(&self, originals: &Originals) -> &[Arc<AgentInfo>] {
+        self.all.get_or_init(|| match originals.agents() {
+            Ok(list) => list.into_iter().map(|a| self.get(originals, a)).collect(),
+            Err(status) => {
+                log::warn!("hsa_iterate_agents failed (status {status:#x}); no code object will be rewritten");
+                Vec::new()
+            }
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<AgentInfo>>> {
+        // A panic elsewhere cannot leave the map inconsistent (single inserts).
+        self.by_handle.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stepping_names() {
+        let mut a = AgentInfo {
+            handle: 1,
+            is_gpu: true,
+            isa_name: "amdgcn-amd-amdhsa--gfx1250".into(),
+            revision: Some(0),
+        };
+        assert_eq!(a.stepping(), "A0");
+        assert_eq!(
+            a.target(),
+            AgentTarget {
+                gfx: "gfx1250",
+                revision: Some(0)
+            }
+        );
+        a.revision = Some(1);
+        assert_eq!(a.stepping(), "B0");
+        a.revision = None;
+        assert_eq!(a.stepping(), "unknown");
+    }
+}

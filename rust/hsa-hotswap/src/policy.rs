@@ -1,0 +1,253 @@
+//! Which code objects are rewritten for which agents: upstream's gate and decision
+//! table (`hotswap_loader_policy`, reference §4.2–§4.3), pure and total.
+//!
+//! - Baseline: an agent that is exactly `gfx1250` with a *known* ASIC revision 0
+//!   (A0) and a `gfx1250` code object → `source:gfx1250-b0-specific+` →
+//!   `target:gfx1250-b0-specific-`.
+//! - Opt-in (`AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES` true, read on every load): any
+//!   gfx12.5 agent with a gfx12.5 code object → `source` → `source` (no processor
+//!   retargeting; a `gfx1250` source gets the B0 feature on both sides).
+//! - Everything else: no rewrite, the original is loaded.
+
+use crate::env;
+
+/// The opt-in variable (upstream's name; read with the project's truthiness rule).
+pub const ENTRY_TRAMPOLINES_ENV: &str = "AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES";
+
+/// COMGR's hotswap-local pseudo-feature for code built for B0.
+pub const B0_FEATURE: &str = ":gfx1250-b0-specific+";
+/// COMGR's hotswap-local pseudo-feature for the A0 stepping.
+pub const A0_FEATURE: &str = ":gfx1250-b0-specific-";
+
+const GFX1250: &str = "gfx1250";
+const GFX12_5_GENERIC: &str = "gfx12-5-generic";
+
+/// What the gate needs to know about an agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AgentTarget<'a> {
+    /// The processor of the agent's first ISA (`gfx1250`), empty when unknown.
+    pub gfx: &'a str,
+    /// The ASIC revision (A0 = 0), `None` when the query failed.
+    pub revision: Option<u32>,
+}
+
+/// The ISA pair sent to the rewriter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// Source ISA name (with feature suffixes).
+    pub source: String,
+    /// Target ISA name (with feature suffixes).
+    pub target: String,
+}
+
+/// True when the opt-in route is requested in this process right now.
+pub fn entry_trampolines_requested() -> bool {
+    env::flag(ENTRY_TRAMPOLINES_ENV)
+}
+
+/// The processor of an ISA name: from the first `gfx` to the first `:`, keeping
+/// hyphens (`amdgcn-amd-amdhsa--gfx12-5-generic:sramecc+` → `gfx12-5-generic`);
+/// empty when there is no `gfx`.
+pub fn gfx_target(isa: &str) -> &str {
+    match isa.find("gfx") {
+        Some(start) => {
+            let rest = &isa[start..];
+            rest.split(':').next().unwrap_or(rest)
+        }
+        None => "",
+    }
+}
+
+/// The baseline gate: exactly `gfx1250`, revision known and 0.
+pub fn gate_allows(agent: AgentTarget<'_>) -> bool {
+    agent.gfx == GFX1250 && agent.revision == Some(0)
+}
+
+/// `gfx12-5-generic`, or `gfx125` followed by one or more digits only.
+pub fn is_gfx12_5(gfx: &str) -> bool {
+    gfx == GFX12_5_GENERIC
+        || gfx
+            .strip_prefix("gfx125")
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// True when some code object could be rewritten for this agent.
+pub fn has_candidate(agent: AgentTarget<'_>, opt_in: bool) -> bool {
+    gate_allows(agent) || (opt_in && is_gfx12_5(agent.gfx))
+}
+
+/// Appends `feature` when the ISA's processor is `gfx1250` and it carries neither
+/// stepping feature yet; otherwise returns the ISA unchanged.
+fn with_stepping(isa: &str, feature: &str) -> String {
+    if gfx_target(isa) == GFX1250 && !isa.contains(B0_FEATURE) && !isa.contains(A0_FEATURE) {
+        format!("{isa}{feature}")
+    } else {
+        isa.to_owned()
+    }
+}
+
+/// The ISA pair for loading a `source_isa` code object on an agent whose ISA is
+/// `target_isa`, or `None` to load the original.
+pub fn decide(
+    agent: AgentTarget<'_>,
+    source_isa: &str,
+    target_isa: &str,
+    opt_in: bool,
+) -> Option<Decision> {
+    if source_isa.is_empty() || target_isa.is_empty() {
+        return None;
+    }
+    let source_gfx = gfx_target(source_isa);
+    if gate_allows(agent) && source_gfx == GFX1250 && gfx_target(target_isa) == GFX1250 {
+        return Some(Decision {
+            source: with_stepping(source_isa, B0_FEATURE),
+            target: with_stepping(target_isa, A0_FEATURE),
+        });
+    }
+    if !opt_in || !is_gfx12_5(agent.gfx) || !is_gfx12_5(source_gfx) {
+        return None;
+    }
+    let source = with_stepping(source_isa, B0_FEATURE);
+    Some(Decision {
+        target: source.clone(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ISA1250: &str = "amdgcn-amd-amdhsa--gfx1250";
+    const ISA1251: &str = "amdgcn-amd-amdhsa--gfx1251";
+    const GENERIC: &str = "amdgcn-amd-amdhsa--gfx12-5-generic";
+    const ISA942: &str = "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-";
+
+    fn agent(gfx: &str, revision: Option<u32>) -> AgentTarget<'_> {
+        AgentTarget { gfx, revision }
+    }
+
+    fn pair(s: &str, t: &str) -> Option<Decision> {
+        Some(Decision {
+            source: s.into(),
+            target: t.into(),
+        })
+    }
+
+    #[test]
+    fn gfx_target_keeps_hyphens() {
+        assert_eq!(
+            gfx_target("amdgcn-amd-amdhsa--gfx1250:sramecc+:xnack-"),
+            "gfx1250"
+        );
+        assert_eq!(
+            gfx_target("amdgcn-amd-amdhsa--gfx12-5-generic:sramecc+"),
+            "gfx12-5-generic"
+        );
+        assert_eq!(gfx_target("amdgcn-amd-amdhsa--gfx125foo"), "gfx125foo");
+        assert_eq!(gfx_target("amdgcn-amd-amdhsa"), "");
+    }
+
+    #[test]
+    fn gate_is_exact() {
+        assert!(gate_allows(agent("gfx1250", Some(0))));
+        assert!(!gate_allows(agent("gfx1250", Some(1))));
+        assert!(
+            !gate_allows(agent("gfx1250", None)),
+            "unknown revision is never A0"
+        );
+        assert!(!gate_allows(agent("gfx1251", Some(0))));
+        assert!(!gate_allows(agent("gfx12500", Some(0))));
+    }
+
+    #[test]
+    fn gfx12_5_family() {
+        for yes in ["gfx1250", "gfx1251", "gfx12-5-generic", "gfx12599"] {
+            assert!(is_gfx12_5(yes), "{yes}");
+        }
+        for no in ["gfx125", "gfx125foo", "gfx942", "gfx1200", ""] {
+            assert!(!is_gfx12_5(no), "{no}");
+        }
+    }
+
+    /// One assertion per row of reference §4.3, both opt-in states where "any".
+    #[test]
+    fn decision_table() {
+        let b0 = format!("{ISA1250}{B0_FEATURE}");
+        let a0 = format!("{ISA1250}{A0_FEATURE}");
+        // gfx1250 rev 0 (valid) | any | gfx1250 → src+B0 → tgt+A0
+        for opt in [false, true] {
+            assert_eq!(
+                decide(agent("gfx1250", Some(0)), ISA1250, ISA1250, opt),
+                pair(&b0, &a0)
+            );
+        }
+        // gfx1250 rev ≠ 0 or unknown | off | any → none
+        for rev in [Some(1), Some(2), None] {
+            for src in [ISA1250, ISA1251, GENERIC, ISA942] {
+                assert_eq!(decide(agent("gfx1250", rev), src, ISA1250, false), None);
+            }
+        }
+        // gfx1250 rev ≠ 0 or unknown | on | gfx1250 → src+B0 → src+B0
+        for rev in [Some(1), None] {
+            assert_eq!(
+                decide(agent("gfx1250", rev), ISA1250, ISA1250, true),
+                pair(&b0, &b0)
+            );
+        }
+        // gfx1251 | on | gfx1250 → gfx1250+B0 → gfx1250+B0 (agent ISA ignored)
+        assert_eq!(
+            decide(agent("gfx1251", Some(0)), ISA1250, ISA1251, true),
+            pair(&b0, &b0)
+        );
+        // gfx1251 | on | gfx12-5-generic → generic → generic
+        assert_eq!(
+            decide(agent("gfx1251", Some(0)), GENERIC, ISA1251, true),
+            pair(GENERIC, GENERIC)
+        );
+        // gfx1251 / gfx12-5-generic | on | same → src → src
+        assert_eq!(
+            decide(agent("gfx1251", Some(0)), ISA1251, ISA1251, true),
+            pair(ISA1251, ISA1251)
+        );
+        assert_eq!(
+            decide(agent("gfx12-5-generic", None), GENERIC, GENERIC, true),
+            pair(GENERIC, GENERIC)
+        );
+        // any gfx12.5 | on | gfx942 → none
+        for a in ["gfx1250", "gfx1251", "gfx12-5-generic"] {
+            assert_eq!(decide(agent(a, Some(0)), ISA942, ISA1250, true), None);
+        }
+        // gfx942 | any | any → none
+        for opt in [false, true] {
+            for src in [ISA1250, GENERIC, ISA942] {
+                assert_eq!(decide(agent("gfx942", Some(0)), src, ISA942, opt), None);
+                assert!(!has_candidate(agent("gfx942", Some(0)), opt));
+            }
+        }
+        // gfx1251 without the opt-in: none; A0 with a generic source, no opt-in: none.
+        assert_eq!(
+            decide(agent("gfx1251", Some(0)), ISA1250, ISA1251, false),
+            None
+        );
+        assert_eq!(
+            decide(agent("gfx1250", Some(0)), GENERIC, ISA1250, false),
+            None
+        );
+        assert!(has_candidate(agent("gfx1250", Some(0)), false));
+        // Empty ISA names never decide.
+        assert_eq!(decide(agent("gfx1250", Some(0)), "", ISA1250, true), None);
+        assert_eq!(decide(agent("gfx1250", Some(0)), ISA1250, "", true), None);
+    }
+
+    #[test]
+    fn features_are_appended_once() {
+        let with = format!("{ISA1250}:sramecc+{B0_FEATURE}");
+        assert_eq!(with_stepping(&with, B0_FEATURE), with);
+        assert_eq!(
+            with_stepping(&format!("{ISA1250}:sramecc+"), B0_FEATURE),
+            with
+        );
+        assert_eq!(with_stepping(ISA942, B0_FEATURE), ISA942);
+    }
+}

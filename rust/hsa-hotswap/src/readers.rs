@@ -1,0 +1,223 @@
+//! The reader registry: which bytes stand behind each code-object reader the
+//! application created, so that a later load can look at them.
+//!
+//! - Memory readers: pointer and size only, never a copy. ROCr itself reads that
+//!   memory until the reader is destroyed, so it is valid whenever the
+//!   application may legally load through the reader.
+//! - File readers (only when a rewrite is possible in this process): the file is
+//!   read with `pread` (the caller's file offset never moves) into a buffer that
+//!   backs a memory reader made with the original create-from-memory. The buffer
+//!   lives while the reader lives, and for the rest of the process once ROCr has
+//!   loaded from it ([`crate::retained::pin`]).
+//! - Nothing is recorded when no rewrite is possible in this process.
+#![allow(unsafe_code)] // views the application's memory and reads its file descriptor
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::hsa::api::hsa_code_object_reader_t;
+
+/// The bytes behind one reader.
+#[derive(Clone, Debug)]
+pub enum ReaderBytes {
+    /// The application's memory (create-from-memory): address and size.
+    Borrowed {
+        /// Address of the first byte.
+        addr: usize,
+        /// Size in bytes.
+        len: usize,
+    },
+    /// A file's contents read by the tool (create-from-file).
+    File(Arc<[u8]>),
+}
+
+impl ReaderBytes {
+    /// The bytes.
+    ///
+    /// # Safety
+    /// For `Borrowed`, the reader the bytes were registered for is still alive
+    /// (not destroyed), so the application's memory is still valid (ROCr's rule
+    /// for memory readers).
+    pub unsafe fn as_slice(&self) -> &[u8] {
+        match self {
+            Self::Borrowed { addr, len } => {
+                if *len == 0 || *addr == 0 {
+                    return &[];
+                }
+                // SAFETY: the application promised ROCr `len` readable bytes at
+                // `addr` while the reader lives (contract of this function).
+                unsafe { std::slice::from_raw_parts(*addr as *const u8, *len) }
+            }
+            Self::File(bytes) => bytes,
+        }
+    }
+
+    /// True for file-backed bytes.
+    pub fn is_file(&self) -> bool {
+        matches!(self, Self::File(_))
+    }
+
+    /// The size in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Borrowed { len, .. } => *len,
+            Self::File(bytes) => bytes.len(),
+        }
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Reader handle → bytes. One short lock per create, destroy or load; never held
+/// while calling ROCr or the rewriter.
+#[derive(Debug, Default)]
+pub struct Readers {
+    map: Mutex<HashMap<u64, ReaderBytes>>,
+}
+
+impl Readers {
+    /// Records the bytes behind `reader` (replacing a stale entry for a reused handle).
+    pub fn remember(&self, reader: hsa_code_object_reader_t, bytes: ReaderBytes) {
+        self.lock().insert(reader.handle, bytes);
+    }
+
+    /// Takes the entry out (before the original destroy runs, so a handle that
+    /// ROCr reuses right after cannot lose its new entry).
+    pub fn forget(&self, reader: hsa_code_object_reader_t) -> Option<ReaderBytes> {
+        self.lock().remove(&reader.handle)
+    }
+
+    /// A snapshot of the entry (a pointer/size copy or a reference count).
+    pub fn get(&self, reader: hsa_code_object_reader_t) -> Option<ReaderBytes> {
+        self.lock().get(&reader.handle).cloned()
+    }
+
+    /// Number of readers recorded.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// True when none are recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, ReaderBytes>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Why a file could not be read; the caller then uses the original create-from-file.
+#[derive(Debug)]
+pub enum FileReadError {
+    /// `fstat` or `pread` failed.
+    Io(std::io::Error),
+    /// Not a regular file, or empty.
+    NotARegularFile,
+    /// The file changed size while being read.
+    ShortRead,
+    /// No memory for the file's bytes.
+    OutOfMemory(usize),
+}
+
+impl std::fmt::Display for FileReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Io(e) => write!(f, "{e}"),
+            Self::NotARegularFile => write!(f, "not a non-empty regular file"),
+            Self::ShortRead => write!(f, "file shrank while being read"),
+            Self::OutOfMemory(n) => write!(f, "cannot allocate {n} bytes"),
+        }
+    }
+}
+
+/// Reads the whole file behind `fd` with `pread` from offset 0: the descriptor's
+/// own offset is never used nor moved.
+pub fn read_whole_file(fd: i32) -> Result<Arc<[u8]>, FileReadError> {
+    // SAFETY: an all-zero `stat` is a valid value to be overwritten.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a valid out-pointer; an invalid fd only makes fstat fail.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(FileReadError::Io(std::io::Error::last_os_error()));
+    }
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_size <= 0 {
+        return Err(FileReadError::NotARegularFile);
+    }
+    let size = usize::try_from(st.st_size).map_err(|_| FileReadError::OutOfMemory(usize::MAX))?;
+    let mut buffer: Vec<u8> = Vec::new();
+    buffer
+        .try_reserve_exact(size)
+        .map_err(|_| FileReadError::OutOfMemory(size))?;
+    let mut done = 0usize;
+    while done < size {
+        let chunk = (size - done).min(1 << 30);
+        // SAFETY: writes at most `chunk` bytes into the reserved, unused tail.
+        let n = unsafe {
+            libc::pread(
+                fd,
+                buffer.as_mut_ptr().add(done).cast(),
+                chunk,
+                done as libc::off_t,
+            )
+        };
+        if n < 0 {
+            let err = std::io::Error::last_os_error();
+            if err.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(FileReadError::Io(err));
+        }
+        if n == 0 {
+            return Err(FileReadError::ShortRead);
+        }
+        done += n as usize;
+    }
+    // SAFETY: the first `size` bytes were written by pread above.
+    unsafe { buffer.set_len(size) };
+    crate::retained::STATS.add_copied(size);
+    Ok(Arc::from(buffer.into_boxed_slice()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Seek, SeekFrom, Write};
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn pread_keeps_the_offset() {
+        let path = std::env::temp_dir().join(format!("hotswap-readers-{}", std::process::id()));
+        let mut file = std::fs::File::create(&path).unwrap();
+        file.write_all(b"0123456789").unwrap();
+        drop(file);
+        let mut file = std::fs::File::open(&path).unwrap();
+        file.seek(SeekFrom::Start(3)).unwrap();
+        let bytes = read_whole_file(file.as_raw_fd()).unwrap();
+        assert_eq!(&*bytes, b"0123456789");
+        assert_eq!(file.stream_position().unwrap(), 3);
+        std::fs::remove_file(&path).unwrap();
+        assert!(read_whole_file(-1).is_err());
+    }
+
+    #[test]
+    fn registry_round_trip() {
+        let readers = Readers::default();
+        let r = hsa_code_object_reader_t { handle: 7 };
+        let data = [1u8, 2, 3];
+        readers.remember(
+            r,
+            ReaderBytes::Borrowed {
+                addr: data.as_ptr() as usize,
+                len: 3,
+            },
+        );
+        let got = readers.get(r).unwrap();
+        // SAFETY: `data` outlives the use.
+        assert_eq!(unsafe { got.as_slice() }, &data);
+        assert!(readers.forget(r).is_some());
+        assert!(readers.get(r).is_none());
+    }
+}

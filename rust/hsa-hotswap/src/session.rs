@@ -1,0 +1,272 @@
+//! One `OnLoad`'s state: the functions taken from its table, its agent cache and
+//! its reader registry, and the decisions the hooks execute.
+//!
+//! Each `OnLoad` creates a new `Session`, published through one atomic pointer;
+//! a later `OnLoad` (after `hsa_shut_down` + `hsa_init`) works only from its own
+//! table. Sessions are never freed and their saved functions are never cleared:
+//! a hook that runs concurrently with `OnUnload` (or is called after it by a tool
+//! that chained to us) still reads a complete, valid set of originals and calls
+//! them, which is exactly what the application would have called without us.
+//! The only cost is one small leaked struct per `hsa_init` of the process.
+#![allow(unsafe_code)] // keeps ROCr's table pointer from OnLoad to OnUnload
+
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::Arc;
+
+use crate::agents::{AgentInfo, Agents};
+use crate::code_object::{self, rewriter};
+use crate::hsa::api::{hsa_agent_t, hsa_code_object_reader_t, Originals};
+use crate::hsa::table::{CoreTable, TableError, PATCHED};
+use crate::policy;
+use crate::readers::{self, ReaderBytes, Readers};
+use crate::retained::{self, Outcome};
+
+/// State of one `OnLoad`.
+#[derive(Debug)]
+pub struct Session {
+    /// What the hooks chain to, and the agent queries.
+    pub originals: Originals,
+    /// Agents of this runtime instance.
+    pub agents: Agents,
+    /// Readers created through our hooks.
+    pub readers: Readers,
+    /// The patched table (`CoreApiTable*` and its size), for `OnUnload`.
+    table: (usize, u32),
+    /// Our hooks, in `PATCHED` order, as written into the table.
+    hooks: [usize; 4],
+    unloaded: AtomicBool,
+    warned_no_rewriter: AtomicBool,
+}
+
+static CURRENT: AtomicPtr<Session> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The session of the latest `OnLoad`, if any.
+pub fn current() -> Option<&'static Session> {
+    let ptr = CURRENT.load(Ordering::Acquire);
+    // SAFETY: non-null values come from `Box::leak` in `load` and are never freed.
+    unsafe { ptr.as_ref() }
+}
+
+/// `HSA_HOTSWAP_DISABLE` is true: `OnLoad` patches nothing and succeeds.
+pub fn disabled() -> bool {
+    crate::env::flag(crate::env::HSA_HOTSWAP_DISABLE)
+}
+
+/// `OnLoad`: checks every slot, then writes the four hooks. On error the table is
+/// unchanged (nothing is written before every check passed).
+pub fn load(table: CoreTable, originals: Originals, hooks: [usize; 4]) -> Result<(), TableError> {
+    for (slot, hook) in PATCHED.iter().zip(hooks) {
+        if table.read(*slot) == hook {
+            return Err(TableError::AlreadyPatched(slot.name));
+        }
+    }
+    let session: &'static Session = Box::leak(Box::new(Session {
+        originals,
+        agents: Agents::default(),
+        readers: Readers::default(),
+        table: (table.raw() as usize, table.size()),
+        hooks,
+        unloaded: AtomicBool::new(false),
+        warned_no_rewriter: AtomicBool::new(false),
+    }));
+    // Published before the hooks are reachable through the table.
+    CURRENT.store(session as *const Session as *mut Session, Ordering::Release);
+    for (slot, hook) in PATCHED.iter().zip(hooks) {
+        table.write(*slot, hook);
+    }
+    log::info!(
+        "tool loaded: intercepting code-object loading (CoreApiTable major {} size {})",
+        table.major_id(),
+        table.size()
+    );
+    Ok(())
+}
+
+/// `OnUnload`: puts back each slot that still holds our hook (a later tool may
+/// have wrapped it: then it is left alone); frees nothing.
+pub fn unload() {
+    let Some(session) = current() else { return };
+    if session.unloaded.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    // SAFETY: ROCr calls OnUnload before it resets its table, and the table it gave
+    // OnLoad lives as long as the runtime instance; the size was checked by OnLoad.
+    let table = unsafe { CoreTable::from_raw(session.table.0 as *mut _, session.table.1) };
+    let originals = session.originals.patched();
+    for ((slot, hook), original) in PATCHED.iter().zip(session.hooks).zip(originals) {
+        if table.read(*slot) == hook {
+            table.write(*slot, original);
+        } else {
+            log::info!("{} was wrapped by a later tool; left as it is", slot.name);
+        }
+    }
+    log::info!("tool unloaded; {}", retained::STATS.summary());
+}
+
+/// What the load hook does.
+#[derive(Debug)]
+pub enum Plan {
+    /// Load the caller's reader; pin the file bytes if that succeeds.
+    Original {
+        /// File bytes to keep once ROCr loaded them.
+        pin: Option<Arc<[u8]>>,
+    },
+    /// Load these process-lifetime bytes through a temporary reader; on any
+    /// failure load the caller's reader instead.
+    Rewritten {
+        /// The rewritten code object.
+        bytes: &'static [u8],
+        /// As in `Original`, used on fallback.
+        pin: Option<Arc<[u8]>>,
+    },
+}
+
+impl Plan {
+    /// The fallback plan of the hook's panic boundary.
+    pub fn original() -> Plan {
+        Plan::Original { pin: None }
+    }
+}
+
+impl Session {
+    /// True when some agent of this runtime is a rewrite candidate and a rewriter
+    /// is present: only then are readers recorded and files read.
+    pub fn rewrite_possible(&self) -> bool {
+        let opt_in = policy::entry_trampolines_requested();
+        let candidates = self
+            .agents
+            .all(&self.originals)
+            .iter()
+            .any(|a| policy::has_candidate(a.target(), opt_in));
+        if !candidates {
+            return false;
+        }
+        if rewriter::is_available() {
+            return true;
+        }
+        if !self.warned_no_rewriter.swap(true, Ordering::Relaxed) {
+            log::warn!(
+                "a gfx1250 A0 (or opted-in gfx12.5) agent is present but no rewriter is available \
+                 (this COMGR has no amd_comgr_hotswap_rewrite): code objects are loaded unmodified"
+            );
+        }
+        false
+    }
+
+    /// After a successful original create-from-memory.
+    pub fn created_from_memory(&self, reader: hsa_code_object_reader_t, addr: usize, len: usize) {
+        if self.rewrite_possible() {
+            self.readers
+                .remember(reader, ReaderBytes::Borrowed { addr, len });
+            log::debug!(
+                "reader {:#x}: memory, {len} bytes at {addr:#x} (not copied)",
+                reader.handle
+            );
+        }
+    }
+
+    /// The file's bytes when the file reader should become a memory reader.
+    pub fn file_bytes_for_rewrite(&self, fd: i32) -> Option<Arc<[u8]>> {
+        if !self.rewrite_possible() {
+            return None;
+        }
+        match readers::read_whole_file(fd) {
+            Ok(bytes) => Some(bytes),
+            Err(e) => {
+                log::debug!("fd {fd}: cannot read ({e}); original create-from-file used");
+                None
+            }
+        }
+    }
+
+    /// After a memory reader was made from a file's bytes.
+    pub fn created_from_file(&self, reader: hsa_code_object_reader_t, fd: i32, bytes: Arc<[u8]>) {
+        log::debug!(
+            "reader {:#x}: file fd {fd}, {} bytes read with pread, handed to ROCr as memory",
+            reader.handle,
+            bytes.len()
+        );
+        self.readers.remember(reader, ReaderBytes::File(bytes));
+    }
+
+    /// Decides what the load hook does for `reader` on `agent`.
+    pub fn plan_load(&self, agent: hsa_agent_t, reader: hsa_code_object_reader_t) -> Plan {
+        let Some(entry) = self.readers.get(reader) else {
+            return Plan::original();
+        };
+        let pin = match &entry {
+            ReaderBytes::File(bytes) => Some(Arc::clone(bytes)),
+            ReaderBytes::Borrowed { .. } => None,
+        };
+        let info = self.agents.get(&self.originals, agent);
+        let opt_in = policy::entry_trampolines_requested();
+        let what = describe(&info, reader);
+        if !policy::has_candidate(info.target(), opt_in) {
+            log::debug!("{what}: agent is not a rewrite candidate; original loaded");
+            return Plan::Original { pin };
+        }
+        // SAFETY: the application is loading through `reader`, so it has not been
+        // destroyed and the memory behind it is still valid (ROCr's rule).
+        let bytes = unsafe { entry.as_slice() };
+        let source = match code_object::isa_name(bytes) {
+            Ok(source) => source,
+            Err(e) => {
+                log::warn!(
+                    "{what}: code object of {} bytes not identified ({e:?}); original loaded",
+                    bytes.len()
+                );
+                return Plan::Original { pin };
+            }
+        };
+        let Some(decision) = policy::decide(info.target(), &source, &info.isa_name, opt_in) else {
+            log::debug!("{what}: source {source}: no rewrite for this pair; original loaded");
+            return Plan::Original { pin };
+        };
+        let result = retained::rewrite_once(bytes, &decision, || {
+            rewriter::retarget(bytes, &decision.source, &decision.target)
+        });
+        match result {
+            Ok((Outcome::Changed(new), cached)) => {
+                log::debug!(
+                    "{what}: rewrite {} -> {}: {} -> {} bytes{}; loading the rewritten code object",
+                    decision.source,
+                    decision.target,
+                    bytes.len(),
+                    new.len(),
+                    if cached { " (cached)" } else { "" }
+                );
+                Plan::Rewritten { bytes: new, pin }
+            }
+            Ok((Outcome::Unchanged, _)) => {
+                log::debug!(
+                    "{what}: rewrite {} -> {}: unchanged; original loaded",
+                    decision.source,
+                    decision.target
+                );
+                Plan::Original { pin }
+            }
+            Err(e) => {
+                log::warn!(
+                    "{what}: rewrite {} -> {} failed ({e:?}); falling back to the original code object",
+                    decision.source,
+                    decision.target
+                );
+                Plan::Original { pin }
+            }
+        }
+    }
+}
+
+fn describe(info: &AgentInfo, reader: hsa_code_object_reader_t) -> String {
+    format!(
+        "load reader {:#x} on agent {:#x} ({} {})",
+        reader.handle,
+        info.handle,
+        if info.isa_name.is_empty() {
+            "no ISA"
+        } else {
+            &info.isa_name
+        },
+        info.stepping()
+    )
+}
