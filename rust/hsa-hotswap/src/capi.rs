@@ -12,6 +12,7 @@
 use std::ffi::{c_char, c_void, CStr};
 
 use crate::boundary::ffi_boundary;
+use crate::code_object::{self, rewriter, rewriter::Retargeted};
 use crate::status::{hotswap_status_t, UNKNOWN_STATUS_DESCRIPTION};
 use crate::version::VERSION_CSTR;
 use crate::{env, gfx, tools_lib};
@@ -150,8 +151,31 @@ pub unsafe extern "C" fn hotswap_code_object_isa_name(
             if elf.is_null() || size == 0 || isa_name_size.is_null() {
                 return hotswap_status_t::HOTSWAP_STATUS_INVALID_ARGUMENT;
             }
-            let _ = isa_name;
-            hotswap_status_t::HOTSWAP_STATUS_UNKNOWN_PROCESSOR
+            // SAFETY: non-NULL, and the caller promises `size` readable bytes.
+            let code_object = unsafe { std::slice::from_raw_parts(elf.cast::<u8>(), size) };
+            let name = match code_object::isa_name(code_object) {
+                Ok(name) => name,
+                Err(e) => {
+                    log::info!("hotswap_code_object_isa_name: {e:?}");
+                    return e.status();
+                }
+            };
+            let needed = name.len() + 1;
+            // SAFETY: checked non-NULL; the caller promises it is readable and writable.
+            let capacity = unsafe { std::mem::replace(&mut *isa_name_size, needed) };
+            if isa_name.is_null() {
+                return hotswap_status_t::HOTSWAP_STATUS_SUCCESS;
+            }
+            if capacity < needed {
+                return hotswap_status_t::HOTSWAP_STATUS_BUFFER_TOO_SMALL;
+            }
+            // SAFETY: the caller promises `capacity` >= `needed` writable bytes at
+            // `isa_name`; `name` does not overlap the caller's buffer.
+            unsafe {
+                std::ptr::copy_nonoverlapping(name.as_ptr(), isa_name.cast::<u8>(), name.len());
+                *isa_name.add(name.len()) = 0;
+            }
+            hotswap_status_t::HOTSWAP_STATUS_SUCCESS
         },
     )
 }
@@ -194,7 +218,27 @@ pub unsafe extern "C" fn hotswap_retarget_code_object(
             if elf.is_null() || size == 0 || source_isa.is_null() || target_isa.is_null() {
                 return hotswap_status_t::HOTSWAP_STATUS_INVALID_ARGUMENT;
             }
-            hotswap_status_t::HOTSWAP_STATUS_REWRITER_UNAVAILABLE
+            // SAFETY: both non-NULL and NUL-terminated (caller's promise), used only here.
+            let (source, target) =
+                unsafe { (CStr::from_ptr(source_isa), CStr::from_ptr(target_isa)) };
+            let (Ok(source), Ok(target)) = (source.to_str(), target.to_str()) else {
+                return hotswap_status_t::HOTSWAP_STATUS_INVALID_ARGUMENT;
+            };
+            // SAFETY: non-NULL, and the caller promises `size` readable bytes.
+            let code_object = unsafe { std::slice::from_raw_parts(elf.cast::<u8>(), size) };
+            match rewriter::retarget(code_object, source, target) {
+                Ok(Retargeted::Changed(rewritten)) => {
+                    let (bytes, len) = rewritten.into_raw();
+                    // SAFETY: both checked non-NULL and writable above.
+                    unsafe {
+                        *out = bytes.cast();
+                        *out_size = len;
+                    }
+                    hotswap_status_t::HOTSWAP_STATUS_SUCCESS
+                }
+                Ok(Retargeted::Unchanged) => hotswap_status_t::HOTSWAP_STATUS_UNCHANGED,
+                Err(e) => e.status(),
+            }
         },
     )
 }

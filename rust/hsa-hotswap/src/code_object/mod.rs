@@ -4,8 +4,18 @@
 //! - [`isa_name`]: the ISA name COMGR's `amd_comgr_get_data_isa_name` would give.
 //! - [`rewriter::retarget`]: the COMGR-ABI rewriter client.
 //!
-//! Stage: interface only; the implementation arrives with the code-object issue.
+//! - [`metadata::read`]: the AMDGPU metadata note (target, kernels).
+//!
+//! Modules, one concern each: [`elf`] (bounded ELF64 reading), [`mach`] (the
+//! `EF_AMDGPU_MACH` table), [`isa`] (COMGR's naming algorithm), [`metadata`] (the
+//! msgpack note), [`comgr`] (loading COMGR-ABI libraries, data objects),
+//! [`rewriter`] (the rewriter client).
 
+pub mod comgr;
+pub mod elf;
+pub mod isa;
+pub mod mach;
+pub mod metadata;
 pub mod rewriter;
 
 use crate::status::hotswap_status_t;
@@ -41,7 +51,7 @@ impl IsaError {
 /// The ISA name of a code object, e.g. `amdgcn-amd-amdhsa--gfx1250` or
 /// `amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-`, exactly as COMGR names it.
 /// Reads the ELF header only (constant time in the object's size).
+/// A processor missing from the table is asked of the linked COMGR.
 pub fn isa_name(code_object: &[u8]) -> Result<String, IsaError> {
-    let _ = code_object;
-    Err(IsaError::InvalidCodeObject("not implemented yet"))
+    isa::isa_name(code_object)
 }

@@ -1,0 +1,192 @@
+//! ISA identification from the ELF header, with COMGR's algorithm
+//! (`getElfIsaNameFromElfHeader` in `comgr-metadata.cpp`):
+//! ELF64 little-endian, `e_machine` = `EM_AMDGPU`, OS ABI = `ELFOSABI_AMDGPU_HSA`,
+//! ABI version v4/v5/v6, the processor from `EF_AMDGPU_MACH`, then `:sramecc±`
+//! and `:xnack±` only for the explicit on/off encodings. Reads the 64-byte
+//! header only.
+
+use super::elf::{ElfError, Header};
+use super::{comgr, mach, IsaError};
+
+/// `EM_AMDGPU`.
+pub const EM_AMDGPU: u16 = 224;
+/// `ELFOSABI_AMDGPU_HSA`.
+pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
+/// `ELFABIVERSION_AMDGPU_HSA_V4` .. `_V6`: the versions with an ISA name in the header.
+const ABI_VERSIONS_WITH_ISA_NAME: std::ops::RangeInclusive<u8> = 2..=4;
+
+/// `EF_AMDGPU_FEATURE_XNACK_V4` mask and its explicit values.
+const XNACK_MASK: u32 = 0x300;
+const XNACK_OFF: u32 = 0x200;
+const XNACK_ON: u32 = 0x300;
+/// `EF_AMDGPU_FEATURE_SRAMECC_V4` mask and its explicit values.
+const SRAMECC_MASK: u32 = 0xc00;
+const SRAMECC_OFF: u32 = 0x800;
+const SRAMECC_ON: u32 = 0xc00;
+
+/// The prefix of every HSA ISA name.
+pub const HSA_ISA_PREFIX: &str = "amdgcn-amd-amdhsa--";
+
+/// Checks that `header` is an AMDGPU HSA code object with an ISA name (v4-v6).
+pub fn check_amdgpu_hsa(header: &Header) -> Result<(), IsaError> {
+    if header.machine != EM_AMDGPU {
+        return Err(IsaError::NotAmdgpu("e_machine is not EM_AMDGPU (224)"));
+    }
+    if header.os_abi != ELFOSABI_AMDGPU_HSA {
+        return Err(IsaError::NotAmdgpu(
+            "OS ABI is not ELFOSABI_AMDGPU_HSA (64)",
+        ));
+    }
+    if !ABI_VERSIONS_WITH_ISA_NAME.contains(&header.abi_version) {
+        return Err(IsaError::UnsupportedVersion(header.abi_version));
+    }
+    Ok(())
+}
+
+/// The feature suffix (`:sramecc±` then `:xnack±`) for v4+ `e_flags`.
+fn feature_suffix(flags: u32) -> &'static str {
+    let sramecc = match flags & SRAMECC_MASK {
+        SRAMECC_ON => 1,
+        SRAMECC_OFF => 2,
+        _ => 0,
+    };
+    let xnack = match flags & XNACK_MASK {
+        XNACK_ON => 1,
+        XNACK_OFF => 2,
+        _ => 0,
+    };
+    const SUFFIXES: [[&str; 3]; 3] = [
+        ["", ":xnack+", ":xnack-"],
+        [":sramecc+", ":sramecc+:xnack+", ":sramecc+:xnack-"],
+        [":sramecc-", ":sramecc-:xnack+", ":sramecc-:xnack-"],
+    ];
+    SUFFIXES[sramecc][xnack]
+}
+
+/// The ISA name from the header alone; `UnknownProcessor` when the MACH value is
+/// not in the table (the caller may ask COMGR).
+pub fn isa_name_from_header(header: &Header) -> Result<String, IsaError> {
+    check_amdgpu_hsa(header)?;
+    let mach = header.flags & mach::EF_AMDGPU_MACH;
+    let processor = mach::processor(mach).ok_or(IsaError::UnknownProcessor(mach))?;
+    let suffix = feature_suffix(header.flags);
+    let mut name = String::with_capacity(HSA_ISA_PREFIX.len() + processor.len() + suffix.len());
+    name.push_str(HSA_ISA_PREFIX);
+    name.push_str(processor);
+    name.push_str(suffix);
+    Ok(name)
+}
+
+/// Maps an ELF reading error to the ISA error.
+pub fn elf_error(e: ElfError) -> IsaError {
+    IsaError::InvalidCodeObject(e.reason())
+}
+
+/// The ISA name of a code object. Native and constant time for every processor
+/// in the table; an unknown `EF_AMDGPU_MACH` is asked of the linked COMGR
+/// (`amd_comgr_get_data_isa_name`), whose answer is accepted only if it is an
+/// HSA ISA name.
+pub fn isa_name(code_object: &[u8]) -> Result<String, IsaError> {
+    let header = Header::parse(code_object).map_err(elf_error)?;
+    match isa_name_from_header(&header) {
+        Err(IsaError::UnknownProcessor(mach)) => match comgr::linked_isa_name(code_object) {
+            Ok(name) if name.starts_with(HSA_ISA_PREFIX) && name.len() > HSA_ISA_PREFIX.len() => {
+                log::info!("EF_AMDGPU_MACH {mach:#x} is not in the table; the linked COMGR names it {name}");
+                Ok(name)
+            }
+            Ok(_) | Err(_) => Err(IsaError::UnknownProcessor(mach)),
+        },
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A minimal ELF64 header; tests adjust fields.
+    fn header(machine: u16, os_abi: u8, abi_version: u8, flags: u32) -> Vec<u8> {
+        let mut h = vec![0u8; 64];
+        h[..4].copy_from_slice(b"\x7fELF");
+        h[4] = 2;
+        h[5] = 1;
+        h[6] = 1;
+        h[7] = os_abi;
+        h[8] = abi_version;
+        h[16..18].copy_from_slice(&3u16.to_le_bytes());
+        h[18..20].copy_from_slice(&machine.to_le_bytes());
+        h[20..24].copy_from_slice(&1u32.to_le_bytes());
+        h[48..52].copy_from_slice(&flags.to_le_bytes());
+        h[52..54].copy_from_slice(&64u16.to_le_bytes());
+        h
+    }
+
+    #[test]
+    fn names_like_comgr() {
+        let cases = [
+            (3, 0x549, "amdgcn-amd-amdhsa--gfx1250"),
+            (2, 0x04c, "amdgcn-amd-amdhsa--gfx942"),
+            (3, 0xe4c, "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-"),
+            (3, 0x84c, "amdgcn-amd-amdhsa--gfx942:sramecc-"),
+            (2, 0x33f, "amdgcn-amd-amdhsa--gfx90a:xnack+"),
+            (4, 0x100_035f, "amdgcn-amd-amdhsa--gfx9-4-generic:xnack+"),
+            (4, 0x100_055b, "amdgcn-amd-amdhsa--gfx12-5-generic"),
+        ];
+        for (abi, flags, expected) in cases {
+            let h = header(EM_AMDGPU, ELFOSABI_AMDGPU_HSA, abi, flags);
+            assert_eq!(isa_name(&h).as_deref(), Ok(expected), "{flags:#x}");
+        }
+    }
+
+    #[test]
+    fn refuses_what_comgr_refuses() {
+        let h = header(62, ELFOSABI_AMDGPU_HSA, 3, 0x49);
+        assert!(matches!(isa_name(&h), Err(IsaError::NotAmdgpu(_))));
+        for os_abi in [0, 65, 66] {
+            let h = header(EM_AMDGPU, os_abi, 3, 0x49);
+            assert!(matches!(isa_name(&h), Err(IsaError::NotAmdgpu(_))));
+        }
+        for abi in [0, 1, 5, 255] {
+            let h = header(EM_AMDGPU, ELFOSABI_AMDGPU_HSA, abi, 0x49);
+            assert_eq!(isa_name(&h), Err(IsaError::UnsupportedVersion(abi)));
+        }
+    }
+
+    #[test]
+    fn malformed_headers_are_invalid() {
+        let good = header(EM_AMDGPU, ELFOSABI_AMDGPU_HSA, 3, 0x49);
+        for len in 0..64 {
+            assert!(matches!(
+                isa_name(&good[..len]),
+                Err(IsaError::InvalidCodeObject(_))
+            ));
+        }
+        for (at, value) in [(0, 0u8), (4, 1), (4, 3), (5, 2), (6, 0)] {
+            let mut h = good.clone();
+            h[at] = value;
+            assert!(
+                matches!(isa_name(&h), Err(IsaError::InvalidCodeObject(_))),
+                "byte {at}"
+            );
+        }
+        // Header tables pointing past the end, or with absurd sizes.
+        let mut h = good.clone();
+        h[32..40].copy_from_slice(&u64::MAX.to_le_bytes()); // e_phoff
+        h[54..56].copy_from_slice(&56u16.to_le_bytes());
+        h[56..58].copy_from_slice(&1u16.to_le_bytes());
+        assert!(matches!(isa_name(&h), Err(IsaError::InvalidCodeObject(_))));
+        let mut h = good.clone();
+        h[40..48].copy_from_slice(&0u64.to_le_bytes()); // e_shoff
+        h[58..60].copy_from_slice(&64u16.to_le_bytes());
+        h[60..62].copy_from_slice(&0xffffu16.to_le_bytes());
+        assert!(matches!(isa_name(&h), Err(IsaError::InvalidCodeObject(_))));
+    }
+
+    #[test]
+    fn suffix_order_is_sramecc_then_xnack() {
+        assert_eq!(feature_suffix(0xf00), ":sramecc+:xnack+");
+        assert_eq!(feature_suffix(0xa00), ":sramecc-:xnack-");
+        assert_eq!(feature_suffix(0x500), ""); // ANY, ANY
+        assert_eq!(feature_suffix(0x000), ""); // unsupported
+    }
+}
