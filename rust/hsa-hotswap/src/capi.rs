@@ -148,6 +148,7 @@ pub unsafe extern "C" fn hotswap_code_object_isa_name(
         "hotswap_code_object_isa_name",
         hotswap_status_t::HOTSWAP_STATUS_INTERNAL_ERROR,
         || {
+            crate::logging::init();
             if elf.is_null() || size == 0 || isa_name_size.is_null() {
                 return hotswap_status_t::HOTSWAP_STATUS_INVALID_ARGUMENT;
             }
@@ -207,6 +208,7 @@ pub unsafe extern "C" fn hotswap_retarget_code_object(
         "hotswap_retarget_code_object",
         hotswap_status_t::HOTSWAP_STATUS_INTERNAL_ERROR,
         || {
+            crate::logging::init();
             if out.is_null() || out_size.is_null() {
                 return hotswap_status_t::HOTSWAP_STATUS_INVALID_ARGUMENT;
             }
