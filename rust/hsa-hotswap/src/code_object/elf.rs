@@ -262,3 +262,140 @@ fn read_note(area: &[u8], at: usize) -> Option<(Note<'_>, usize)> {
         next,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An ELF64 LE object: header, one PT_NOTE program header, then `notes`.
+    fn object_with_notes(notes: &[u8]) -> Vec<u8> {
+        let mut o = vec![0u8; EHDR_SIZE + PHDR_SIZE];
+        o[..4].copy_from_slice(&ELF_MAGIC);
+        o[4] = ELFCLASS64;
+        o[5] = ELFDATA2LSB;
+        o[6] = EV_CURRENT;
+        o[18..20].copy_from_slice(&224u16.to_le_bytes());
+        o[32..40].copy_from_slice(&(EHDR_SIZE as u64).to_le_bytes()); // e_phoff
+        o[54..56].copy_from_slice(&(PHDR_SIZE as u16).to_le_bytes());
+        o[56..58].copy_from_slice(&1u16.to_le_bytes());
+        let ph = EHDR_SIZE;
+        o[ph..ph + 4].copy_from_slice(&PT_NOTE.to_le_bytes());
+        o[ph + 8..ph + 16].copy_from_slice(&((EHDR_SIZE + PHDR_SIZE) as u64).to_le_bytes());
+        o[ph + 32..ph + 40].copy_from_slice(&(notes.len() as u64).to_le_bytes());
+        o.extend_from_slice(notes);
+        o
+    }
+
+    fn note(namesz: u32, descsz: u32, name: &[u8], desc: &[u8]) -> Vec<u8> {
+        let mut n = Vec::new();
+        n.extend_from_slice(&namesz.to_le_bytes());
+        n.extend_from_slice(&descsz.to_le_bytes());
+        n.extend_from_slice(&32u32.to_le_bytes());
+        n.extend_from_slice(name);
+        while n.len() % 4 != 0 {
+            n.push(0);
+        }
+        n.extend_from_slice(desc);
+        while n.len() % 4 != 0 {
+            n.push(0);
+        }
+        n
+    }
+
+    /// A note's owner name and descriptor, copied.
+    type OwnedNote = (Vec<u8>, Vec<u8>);
+
+    fn all_notes(o: &[u8]) -> Vec<Result<OwnedNote, NoteError>> {
+        let header = Header::parse(o).unwrap();
+        let mut out = Vec::new();
+        for area in header.note_areas(o) {
+            match area {
+                Ok(area) => {
+                    for n in notes(area) {
+                        out.push(n.map(|n| (n.name.to_vec(), n.desc.to_vec())));
+                    }
+                }
+                Err(e) => out.push(Err(e)),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn reads_well_formed_notes() {
+        let mut area = note(7, 3, b"AMDGPU\0", b"abc");
+        area.extend(note(4, 0, b"GNU\0", b""));
+        let o = object_with_notes(&area);
+        assert_eq!(
+            all_notes(&o),
+            vec![
+                Ok((b"AMDGPU".to_vec(), b"abc".to_vec())),
+                Ok((b"GNU".to_vec(), Vec::new()))
+            ]
+        );
+    }
+
+    #[test]
+    fn note_sizes_past_the_end_are_errors() {
+        for (namesz, descsz) in [(7, 1000), (1000, 3), (u32::MAX, 3), (7, u32::MAX)] {
+            let o = object_with_notes(&note(namesz, descsz, b"AMDGPU\0", b"abc"));
+            assert_eq!(
+                all_notes(&o),
+                vec![Err(NoteError::NoteOutOfBounds)],
+                "{namesz} {descsz}"
+            );
+        }
+        // A note header cut short.
+        let o = object_with_notes(&[7, 0, 0, 0, 3]);
+        assert_eq!(all_notes(&o), vec![Err(NoteError::NoteOutOfBounds)]);
+    }
+
+    #[test]
+    fn note_area_past_the_end_is_an_error() {
+        let mut o = object_with_notes(&note(7, 3, b"AMDGPU\0", b"abc"));
+        let size_at = EHDR_SIZE + 32;
+        o[size_at..size_at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(all_notes(&o), vec![Err(NoteError::AreaOutOfBounds)]);
+        let offset_at = EHDR_SIZE + 8;
+        o[offset_at..offset_at + 8].copy_from_slice(&(u64::MAX - 2).to_le_bytes());
+        assert_eq!(all_notes(&o), vec![Err(NoteError::AreaOutOfBounds)]);
+    }
+
+    #[test]
+    fn header_validation() {
+        let o = object_with_notes(&[]);
+        assert!(Header::parse(&o).is_ok());
+        assert_eq!(Header::parse(&o[..63]), Err(ElfError::Truncated));
+        let mut bad = o.clone();
+        bad[56..58].copy_from_slice(&0xffffu16.to_le_bytes()); // e_phnum
+        assert_eq!(Header::parse(&bad), Err(ElfError::BadProgramHeaders));
+        let mut bad = o.clone();
+        bad[54..56].copy_from_slice(&32u16.to_le_bytes()); // e_phentsize
+        assert_eq!(Header::parse(&bad), Err(ElfError::BadProgramHeaders));
+        let mut bad = o;
+        bad[60..62].copy_from_slice(&1u16.to_le_bytes()); // e_shnum, e_shentsize 0
+        assert_eq!(Header::parse(&bad), Err(ElfError::BadSectionHeaders));
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic() {
+        // Deterministic pseudo-random objects around a valid one.
+        let base = object_with_notes(&note(7, 3, b"AMDGPU\0", b"abc"));
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut o = base.clone();
+            let at = (state as usize) % o.len();
+            o[at] = (state >> 32) as u8;
+            o.truncate(((state >> 40) as usize) % (o.len() + 1));
+            if let Ok(h) = Header::parse(&o) {
+                for area in h.note_areas(&o).flatten() {
+                    for _ in notes(area) {}
+                }
+            }
+            let _ = super::super::metadata::read(&o);
+        }
+    }
+}

@@ -190,3 +190,21 @@ mod tests {
         assert_eq!(feature_suffix(0x000), ""); // unsupported
     }
 }
+
+#[cfg(test)]
+mod fallback_tests {
+    use super::*;
+
+    #[test]
+    fn unknown_mach_asks_comgr_and_never_guesses() {
+        // 0x27 is reserved: not in the table, and no COMGR names it either.
+        let mut h = vec![0u8; 64];
+        h[..4].copy_from_slice(b"\x7fELF");
+        h[4..7].copy_from_slice(&[2, 1, 1]);
+        h[7] = ELFOSABI_AMDGPU_HSA;
+        h[8] = 2;
+        h[18..20].copy_from_slice(&EM_AMDGPU.to_le_bytes());
+        h[48] = 0x27;
+        assert_eq!(isa_name(&h), Err(IsaError::UnknownProcessor(0x27)));
+    }
+}

@@ -302,3 +302,56 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod object_tests {
+    use super::*;
+
+    static PROBE: &[u8] = include_bytes!("../../../../tests/fixtures/gfx1250-probe.co");
+
+    /// Offset of the AMDGPU metadata note's header inside the probe object.
+    fn metadata_note_offset() -> usize {
+        PROBE
+            .windows(16)
+            .position(|w| {
+                w[..4] == 7u32.to_le_bytes()
+                    && w[8..12] == 32u32.to_le_bytes()
+                    && &w[12..16] == b"AMDG"
+            })
+            .expect("the probe has an AMDGPU metadata note")
+    }
+
+    #[test]
+    fn reads_a_real_object() {
+        let m = read(PROBE).unwrap();
+        assert_eq!(m.target.as_deref(), Some("amdgcn-amd-amdhsa--gfx1250"));
+        assert!(m.version.is_some());
+        assert_eq!(m.kernels.len(), 1);
+    }
+
+    #[test]
+    fn corrupt_note_sizes_are_errors() {
+        let at = metadata_note_offset();
+        for descsz in [u32::MAX, 0x7fff_ffff, 1 << 20] {
+            let mut o = PROBE.to_vec();
+            o[at + 4..at + 8].copy_from_slice(&descsz.to_le_bytes());
+            assert_eq!(
+                read(&o),
+                Err(MetadataError::Note(NoteError::NoteOutOfBounds))
+            );
+        }
+        // A descriptor one byte short: the document is truncated, never over-read.
+        let mut o = PROBE.to_vec();
+        let descsz = u32::from_le_bytes(o[at + 4..at + 8].try_into().unwrap());
+        o[at + 4..at + 8].copy_from_slice(&(descsz - 1).to_le_bytes());
+        assert!(matches!(read(&o), Err(MetadataError::Msgpack(_))));
+    }
+
+    #[test]
+    fn object_without_metadata() {
+        let mut o = PROBE.to_vec();
+        let at = metadata_note_offset();
+        o[at + 8] = 33; // another note type
+        assert_eq!(read(&o), Err(MetadataError::Missing));
+    }
+}
