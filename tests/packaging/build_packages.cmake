@@ -1,0 +1,32 @@
+# ctest package.build.<layout>: configure this project for one install prefix in
+# a separate build tree, build it and run cpack (DEB and RPM).
+# The Rust crate is not compiled again: the tree shares the main build's cargo
+# target directory (HOTSWAP_CARGO_TARGET_DIR), where it is already up to date.
+# Inputs: SOURCE_DIR, SCRATCH, PREFIX, GENERATOR, BUILD_TYPE, CARGO_TARGET_DIR,
+#         HSA_DIR, COMGR_DIR, CPACK.
+cmake_minimum_required(VERSION 3.22)
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0)
+    string(REPLACE ";" " " _cmd "${ARGN}")
+    message(FATAL_ERROR "failed (${_rc}): ${_cmd}")
+  endif()
+endfunction()
+
+set(_build "${SCRATCH}/build")
+set(_out "${SCRATCH}/packages")
+file(REMOVE_RECURSE "${_out}")
+# A fresh cache each time: the prefix decides the libdir (GNUInstallDirs).
+file(REMOVE "${_build}/CMakeCache.txt")
+run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${_build}" -G "${GENERATOR}"
+    "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}"
+    "-DCMAKE_INSTALL_PREFIX=${PREFIX}"
+    "-Dhsa-runtime64_DIR=${HSA_DIR}"
+    "-Damd_comgr_DIR=${COMGR_DIR}"
+    -DHOTSWAP_BUILD_TESTS=OFF
+    "-DHOTSWAP_CARGO_TARGET_DIR=${CARGO_TARGET_DIR}")
+run("${CMAKE_COMMAND}" --build "${_build}" --config "${BUILD_TYPE}")
+# CPACK_GENERATOR is "DEB;RPM" (cmake/HotswapPackaging.cmake).
+run("${CPACK}" -C "${BUILD_TYPE}" -B "${_out}" --config "${_build}/CPackConfig.cmake")
+file(GLOB _packages "${_out}/*.deb" "${_out}/*.rpm")
+message(STATUS "packages for ${PREFIX}: ${_packages}")
