@@ -15,7 +15,7 @@ apt_packages=(
   cmake make gcc g++ file
   libhsa-runtime-dev libamd-comgr-dev
   clang-22 llvm-22 lld-22
-  valgrind rpm lintian dpkg-dev
+  valgrind rpm lintian dpkg-dev python3
 )
 
 log() { printf '\n==> %s\n' "$*"; }
