@@ -13,13 +13,13 @@ use std::sync::OnceLock;
 /// `amd_comgr_status_t` (a C enum).
 pub type Status = c_int;
 /// `AMD_COMGR_STATUS_SUCCESS`.
-pub const STATUS_SUCCESS: Status = 0;
+pub(crate) const STATUS_SUCCESS: Status = 0;
 /// `AMD_COMGR_STATUS_ERROR`.
-pub const STATUS_ERROR: Status = 1;
+pub(crate) const STATUS_ERROR: Status = 1;
 /// `AMD_COMGR_STATUS_ERROR_INVALID_ARGUMENT`.
-pub const STATUS_INVALID_ARGUMENT: Status = 2;
+pub(crate) const STATUS_INVALID_ARGUMENT: Status = 2;
 /// `AMD_COMGR_STATUS_ERROR_OUT_OF_RESOURCES`.
-pub const STATUS_OUT_OF_RESOURCES: Status = 3;
+pub(crate) const STATUS_OUT_OF_RESOURCES: Status = 3;
 /// `AMD_COMGR_DATA_KIND_EXECUTABLE`.
 const DATA_KIND_EXECUTABLE: c_int = 0x8;
 
@@ -112,7 +112,7 @@ impl Library {
 
 /// The SONAME of the COMGR this library was linked against, set by CMake
 /// (`HOTSWAP_COMGR_SONAME`); `None` in a plain `cargo` build.
-pub const LINKED_COMGR_SONAME: Option<&str> = option_env!("HOTSWAP_COMGR_SONAME");
+pub(crate) const LINKED_COMGR_SONAME: Option<&str> = option_env!("HOTSWAP_COMGR_SONAME");
 
 /// Names tried when the build did not record the linked COMGR.
 const FALLBACK_COMGR_NAMES: [&str; 2] = ["libamd_comgr.so.3", "libamd_comgr.so.2"];

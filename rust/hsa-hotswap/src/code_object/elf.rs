@@ -8,13 +8,13 @@
 /// `\x7fELF`.
 const ELF_MAGIC: [u8; 4] = *b"\x7fELF";
 /// `EI_CLASS` value of ELF64.
-pub const ELFCLASS64: u8 = 2;
+pub(crate) const ELFCLASS64: u8 = 2;
 /// `EI_DATA` value of little-endian.
-pub const ELFDATA2LSB: u8 = 1;
+pub(crate) const ELFDATA2LSB: u8 = 1;
 /// `EV_CURRENT`.
 const EV_CURRENT: u8 = 1;
 /// Size of an ELF64 file header.
-pub const EHDR_SIZE: usize = 64;
+pub(crate) const EHDR_SIZE: usize = 64;
 /// Size of an ELF64 program header.
 const PHDR_SIZE: usize = 56;
 /// Size of an ELF64 section header.

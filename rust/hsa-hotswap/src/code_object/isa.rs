@@ -9,9 +9,9 @@ use super::elf::{ElfError, Header};
 use super::{comgr, mach, IsaError};
 
 /// `EM_AMDGPU`.
-pub const EM_AMDGPU: u16 = 224;
+pub(crate) const EM_AMDGPU: u16 = 224;
 /// `ELFOSABI_AMDGPU_HSA`.
-pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
+pub(crate) const ELFOSABI_AMDGPU_HSA: u8 = 64;
 /// `ELFABIVERSION_AMDGPU_HSA_V4` .. `_V6`: the versions with an ISA name in the header.
 const ABI_VERSIONS_WITH_ISA_NAME: std::ops::RangeInclusive<u8> = 2..=4;
 
@@ -25,7 +25,7 @@ const SRAMECC_OFF: u32 = 0x800;
 const SRAMECC_ON: u32 = 0xc00;
 
 /// The prefix of every HSA ISA name.
-pub const HSA_ISA_PREFIX: &str = "amdgcn-amd-amdhsa--";
+pub(crate) const HSA_ISA_PREFIX: &str = "amdgcn-amd-amdhsa--";
 
 /// Checks that `header` is an AMDGPU HSA code object with an ISA name (v4-v6).
 pub fn check_amdgpu_hsa(header: &Header) -> Result<(), IsaError> {

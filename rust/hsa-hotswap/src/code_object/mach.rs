@@ -10,10 +10,10 @@
 //! `llvm/test/CodeGen/AMDGPU/elf-header-flags-mach.ll`.
 
 /// `EF_AMDGPU_MACH`: the processor field of `e_flags`.
-pub const EF_AMDGPU_MACH: u32 = 0x0ff;
+pub(crate) const EF_AMDGPU_MACH: u32 = 0x0ff;
 
 /// `(EF_AMDGPU_MACH value, processor name)`, sorted by value.
-pub const AMDGCN_PROCESSORS: &[(u32, &str)] = &[
+pub(crate) const AMDGCN_PROCESSORS: &[(u32, &str)] = &[
     (0x020, "gfx600"),
     (0x021, "gfx601"),
     (0x022, "gfx700"),

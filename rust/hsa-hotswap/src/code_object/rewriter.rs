@@ -30,12 +30,25 @@ use crate::status::hotswap_status_t;
 
 /// `HSA_HOTSWAP_REWRITER`: absolute path of the rewriter library to use instead
 /// of the linked COMGR.
-pub const HSA_HOTSWAP_REWRITER: &str = "HSA_HOTSWAP_REWRITER";
+pub(crate) const HSA_HOTSWAP_REWRITER: &str = "HSA_HOTSWAP_REWRITER";
 
-/// `AMD_COMGR_HOTSWAP_REWRITE_FLAG_ENTRY_TRAMPOLINES`.
-pub const FLAG_ENTRY_TRAMPOLINES: u64 = 0x1;
-/// `AMD_COMGR_HOTSWAP_REWRITE_FLAG_STRICT_MODE`.
-pub const FLAG_STRICT_MODE: u64 = 0x2;
+/// Options of `amd_comgr_hotswap_rewrite_with_options`
+/// (`amd_comgr_hotswap_rewrite_flag_t` bits). All false: the plain
+/// `amd_comgr_hotswap_rewrite` is used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RewriteFlags {
+    /// `AMD_COMGR_HOTSWAP_REWRITE_FLAG_ENTRY_TRAMPOLINES` (0x1).
+    pub entry_trampolines: bool,
+    /// `AMD_COMGR_HOTSWAP_REWRITE_FLAG_STRICT_MODE` (0x2).
+    pub strict_mode: bool,
+}
+
+impl RewriteFlags {
+    /// The flag word COMGR expects.
+    fn bits(self) -> u64 {
+        u64::from(self.entry_trampolines) | (u64::from(self.strict_mode) << 1)
+    }
+}
 
 /// The probe: a real gfx1250 code object built by clang-22 from
 /// `tests/fixtures/kernel.cl` (regeneration command in `tests/fixtures/README.md`).
@@ -350,17 +363,17 @@ pub fn retarget(
     source_isa: &str,
     target_isa: &str,
 ) -> Result<Retargeted, RetargetError> {
-    retarget_with_flags(code_object, source_isa, target_isa, 0)
+    retarget_with_flags(code_object, source_isa, target_isa, RewriteFlags::default())
 }
 
 /// [`retarget`] with `amd_comgr_hotswap_rewrite_with_options` flags
-/// ([`FLAG_ENTRY_TRAMPOLINES`], [`FLAG_STRICT_MODE`]); flags 0 uses the plain
-/// rewrite. Non-zero flags with a rewriter lacking `_with_options` fail.
+/// ([`RewriteFlags`]); no flag uses the plain rewrite. Flags with a rewriter
+/// lacking `_with_options` fail.
 pub fn retarget_with_flags(
     code_object: &[u8],
     source_isa: &str,
     target_isa: &str,
-    flags: u64,
+    flags: RewriteFlags,
 ) -> Result<Retargeted, RetargetError> {
     if code_object.is_empty() {
         return Err(RetargetError::InvalidArgument);
@@ -386,7 +399,7 @@ pub fn retarget_with_flags(
         from_comgr(status)
     })?;
     let output = rewriter
-        .call(input.handle(), &source, &target, flags)
+        .call(input.handle(), &source, &target, flags.bits())
         .map_err(|status| {
             log::warn!(
                 "rewrite {source_isa} -> {target_isa} failed: {} ({status})",
@@ -428,6 +441,21 @@ mod tests {
         assert_eq!(m.target.as_deref(), Some("amdgcn-amd-amdhsa--gfx1250"));
         assert_eq!(m.kernels[0].name.as_deref(), Some("hotswap_kernel"));
         assert_eq!(m.kernels[0].symbol.as_deref(), Some("hotswap_kernel.kd"));
+    }
+
+    #[test]
+    fn flag_bits_match_comgr() {
+        assert_eq!(RewriteFlags::default().bits(), 0);
+        let both = RewriteFlags {
+            entry_trampolines: true,
+            strict_mode: true,
+        };
+        assert_eq!(both.bits(), 0x3);
+        let strict = RewriteFlags {
+            strict_mode: true,
+            ..RewriteFlags::default()
+        };
+        assert_eq!(strict.bits(), 0x2);
     }
 
     #[test]
