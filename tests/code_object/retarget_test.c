@@ -10,6 +10,7 @@
 #include <hotswap/hotswap.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,41 @@ static void expect_failure(const unsigned char *elf, size_t size, hotswap_status
   CHECK(out_size == size);
 }
 
+/* Threads that all make their first call at once: the rewriter must be resolved
+ * (and probed) exactly once. */
+#define THREADS 8
+static pthread_barrier_t start_line;
+static const unsigned char *shared_elf;
+static size_t shared_size;
+
+static void *concurrent_retarget(void *arg) {
+  (void)arg;
+  void *out;
+  size_t out_size;
+  pthread_barrier_wait(&start_line);
+  hotswap_status_t status = hotswap_retarget_code_object(shared_elf, shared_size, SOURCE_ISA,
+                                                         TARGET_ISA, &out, &out_size);
+  if (status == HOTSWAP_STATUS_SUCCESS)
+    free(out);
+  return (void *)(size_t)status;
+}
+
+/* THREADS first calls at once; each must end in `expected`. */
+static void race_first_calls(const unsigned char *elf, size_t size, hotswap_status_t expected) {
+  shared_elf = elf;
+  shared_size = size;
+  pthread_barrier_init(&start_line, NULL, THREADS);
+  pthread_t threads[THREADS];
+  for (int i = 0; i < THREADS; ++i)
+    CHECK(pthread_create(&threads[i], NULL, concurrent_retarget, NULL) == 0);
+  for (int i = 0; i < THREADS; ++i) {
+    void *status = NULL;
+    pthread_join(threads[i], &status);
+    CHECK((hotswap_status_t)(size_t)status == expected);
+  }
+  pthread_barrier_destroy(&start_line);
+}
+
 static void isa_of(const void *elf, size_t size, char *name, size_t cap) {
   size_t n = cap;
   CHECK(hotswap_code_object_isa_name(elf, size, name, &n) == HOTSWAP_STATUS_SUCCESS);
@@ -114,6 +150,9 @@ int main(int argc, char **argv) {
   CHECK(rewriter_calls() <= 0);
 
   if (strcmp(mode, "change") == 0) {
+    race_first_calls(elf, size, HOTSWAP_STATUS_SUCCESS);
+    CHECK(rewriter_calls() == 1 + THREADS); /* one probe, whoever came first */
+
     char before[128], after[128];
     isa_of(elf, size, before, sizeof before);
     for (int round = 0; round < 2; ++round) {
@@ -131,7 +170,7 @@ int main(int argc, char **argv) {
       CHECK(strcmp(before, after) == 0); /* still a valid AMDGPU ELF, same ISA */
       free(out);
     }
-    CHECK(rewriter_calls() == 3); /* probe + 2 */
+    CHECK(rewriter_calls() == 1 + THREADS + 2);
   } else if (strcmp(mode, "unchanged") == 0) {
     hotswap_status_t status = retarget(elf, size, &out, &out_size);
     if (status != HOTSWAP_STATUS_UNCHANGED)
@@ -145,7 +184,8 @@ int main(int argc, char **argv) {
     expect_failure(elf, size, HOTSWAP_STATUS_REWRITE_FAILED);
     CHECK(rewriter_calls() == 3);
   } else if (strcmp(mode, "stub") == 0) {
-    /* Detected by the one probe; never called again. */
+    /* Detected by the one probe, even when the first calls race; never called again. */
+    race_first_calls(elf, size, HOTSWAP_STATUS_REWRITER_UNAVAILABLE);
     for (int i = 0; i < 3; ++i)
       expect_failure(elf, size, HOTSWAP_STATUS_REWRITER_UNAVAILABLE);
     CHECK(rewriter_calls() == 1);
