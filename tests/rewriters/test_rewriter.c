@@ -22,7 +22,7 @@
  * Every call of a hotswap entry point increments a counter that tests read with
  * test_rewriter_calls() (dlopen the same path; the loader returns the same
  * instance). The ISA arguments of the last call are kept for
- * test_rewriter_last_isas().
+ * test_rewriter_last_isas(), its flags for test_rewriter_last_flags().
  */
 #include <amd_comgr.h>
 
@@ -119,6 +119,7 @@ EXPORT amd_comgr_status_t amd_comgr_get_data_isa_name(amd_comgr_data_t data, siz
 static pthread_mutex_t calls_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned calls;
 static char last_source[256], last_target[256];
+static uint64_t last_flags = UINT64_MAX; /* UINT64_MAX: the plain rewrite */
 
 __attribute__((unused)) static void count_call(const char *source, const char *target) {
   pthread_mutex_lock(&calls_lock);
@@ -134,6 +135,15 @@ EXPORT unsigned test_rewriter_calls(void) {
   unsigned n = calls;
   pthread_mutex_unlock(&calls_lock);
   return n;
+}
+
+/* The flags of the last call: UINT64_MAX when it was the plain
+ * amd_comgr_hotswap_rewrite, else the options' flags. */
+EXPORT uint64_t test_rewriter_last_flags(void) {
+  pthread_mutex_lock(&calls_lock);
+  uint64_t flags = last_flags;
+  pthread_mutex_unlock(&calls_lock);
+  return flags;
 }
 
 /* Copies the ISA names of the last call into the caller's buffers (each at
@@ -196,6 +206,12 @@ __attribute__((unused)) static amd_comgr_status_t new_output(const char *bytes, 
   return AMD_COMGR_STATUS_SUCCESS;
 }
 
+static void note_flags(uint64_t flags) {
+  pthread_mutex_lock(&calls_lock);
+  last_flags = flags;
+  pthread_mutex_unlock(&calls_lock);
+}
+
 static amd_comgr_status_t rewrite(amd_comgr_data_t input, const char *source_isa,
                                   const char *target_isa, amd_comgr_data_t *output) {
   count_call(source_isa, target_isa);
@@ -238,12 +254,14 @@ EXPORT amd_comgr_status_t amd_comgr_hotswap_rewrite(amd_comgr_data_t input,
                                                     const char *source_isa_name,
                                                     const char *target_isa_name,
                                                     amd_comgr_data_t *output) {
+  note_flags(UINT64_MAX);
   return rewrite(input, source_isa_name, target_isa_name, output);
 }
 
 EXPORT amd_comgr_status_t amd_comgr_hotswap_rewrite_with_options(
     amd_comgr_data_t input, const char *source_isa_name, const char *target_isa_name,
     const amd_comgr_hotswap_rewrite_options_t *rewrite_options, amd_comgr_data_t *output) {
+  note_flags(rewrite_options != NULL ? rewrite_options->flags : UINT64_MAX - 1);
 #if !defined(TEST_REWRITER_MODE_STUB)
   if (rewrite_options == NULL || rewrite_options->size < sizeof *rewrite_options ||
       (rewrite_options->flags & ~(uint64_t)KNOWN_FLAGS) != 0) {
