@@ -1,0 +1,657 @@
+// hotswap-standin: drives libhsa-hotswap.so exactly as ROCr does (runtime.cpp)
+// through scenarios that check what the application sees.
+//
+//   hotswap-standin <scenario> [args]
+//
+// Environment: HSA_TOOLS_LIB (the tool list, as for ROCr), STANDIN_CODE_OBJECTS
+// (directory of the code objects built by clang-22), STANDIN_AGENTS (agent
+// labels, comma-separated; default all), HSA_HOTSWAP_REWRITER (test rewriter).
+// Exit status 0 = every check passed; failed checks are printed as "FAIL:".
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime.hpp"
+
+using namespace standin;
+
+namespace {
+
+int g_failures = 0;
+#define CHECK(cond, ...)                                       \
+  do {                                                         \
+    if (!(cond)) {                                             \
+      ++g_failures;                                            \
+      std::printf("FAIL: %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      std::printf(__VA_ARGS__);                                \
+      std::printf("\n");                                       \
+    }                                                          \
+  } while (0)
+
+// ---- code objects ------------------------------------------------------------
+
+struct CodeObject {
+  std::string name;
+  const std::vector<uint8_t> *bytes;  // never freed: loaded ranges outlive main
+};
+std::map<std::string, CodeObject> g_objects;
+
+const std::vector<uint8_t> &load_object(const std::string &name) {
+  const char *dir = std::getenv("STANDIN_CODE_OBJECTS");
+  std::string path = std::string(dir ? dir : ".") + "/" + name + ".co";
+  auto *bytes = new std::vector<uint8_t>(read_file(path));
+  if (bytes->size() < 64) {
+    std::printf("FAIL: cannot read code object %s\n", path.c_str());
+    std::exit(2);
+  }
+  return *bytes;
+}
+
+// gfx12-5-generic: clang-22 cannot target it, so it is derived from the gfx1250
+// code object (code object v6) exactly as LLVM marks a generic target:
+// EF_AMDGPU_MACH = 0x05b (gfx12-5-generic), generic version 1 in e_flags[31:24].
+std::vector<uint8_t> *make_generic(const std::vector<uint8_t> &gfx1250) {
+  auto *bytes = new std::vector<uint8_t>(gfx1250);
+  uint32_t flags;
+  std::memcpy(&flags, bytes->data() + 48, 4);
+  flags = (flags & ~0xffu & 0x00ffffffu) | 0x05bu | (1u << 24);
+  std::memcpy(bytes->data() + 48, &flags, 4);
+  return bytes;
+}
+
+void load_objects() {
+  for (const char *name : {"gfx1250", "gfx1251", "gfx942"})
+    g_objects[name] = CodeObject{name, &load_object(name)};
+  g_objects["gfx12-5-generic"] = CodeObject{"gfx12-5-generic", make_generic(*g_objects["gfx1250"].bytes)};
+  auto *truncated = new std::vector<uint8_t>(g_objects["gfx1250"].bytes->begin(),
+                                             g_objects["gfx1250"].bytes->begin() + 200);
+  g_objects["truncated"] = CodeObject{"truncated", truncated};
+  g_objects["not-elf"] = CodeObject{"not-elf", new std::vector<uint8_t>(4096, 'x')};
+}
+
+const std::vector<uint8_t> &object(const std::string &name) { return *g_objects.at(name).bytes; }
+
+// ---- the application side: calls through the table, as hsa_* trampolines do ----
+
+CoreApiTable &api() { return runtime().core(); }
+
+struct Outcome {
+  hsa_status_t status;
+  bool rewritten;        // the loader got bytes carrying the rewriter's marker
+  bool caller_bytes;     // the loader got the caller's own bytes (memory readers)
+  bool file_reader;      // the loader saw a file reader
+  size_t size;
+};
+
+Outcome load_memory(const std::vector<uint8_t> &bytes, const Agent &agent,
+                    uint64_t executable = 1) {
+  hsa_code_object_reader_t reader{};
+  hsa_status_t s = api().hsa_code_object_reader_create_from_memory_fn(bytes.data(), bytes.size(), &reader);
+  if (s != HSA_STATUS_SUCCESS) return Outcome{s, false, false, false, 0};
+  hsa_loaded_code_object_t loaded{};
+  s = api().hsa_executable_load_agent_code_object_fn(hsa_executable_t{executable},
+                                                     hsa_agent_t{agent.handle}, reader, nullptr, &loaded);
+  LoadRecord r = last_load();
+  api().hsa_code_object_reader_destroy_fn(reader);
+  return Outcome{s, r.marked, r.ptr == bytes.data(), r.from_file_reader, r.size};
+}
+
+std::string temp_file(const std::vector<uint8_t> &bytes) {
+  char path[] = "/tmp/hotswap-standin-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0 || write(fd, bytes.data(), bytes.size()) != ssize_t(bytes.size())) std::exit(2);
+  close(fd);
+  return path;
+}
+
+// ---- the test rewriter's own accounting (same library instance as the tool's) ----
+
+unsigned rewriter_calls() {
+  const char *path = std::getenv("HSA_HOTSWAP_REWRITER");
+  if (path == nullptr) return 0;
+  void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (h == nullptr) return 0;
+  auto fn = reinterpret_cast<unsigned (*)()>(dlsym(h, "test_rewriter_calls"));
+  unsigned n = fn ? fn() : 0;
+  dlclose(h);
+  return n;
+}
+
+std::pair<std::string, std::string> rewriter_last_pair() {
+  char s[256] = "", t[256] = "";
+  const char *path = std::getenv("HSA_HOTSWAP_REWRITER");
+  if (void *h = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr) {
+    if (auto fn = reinterpret_cast<void (*)(char *, char *)>(dlsym(h, "test_rewriter_last_isas"))) fn(s, t);
+    dlclose(h);
+  }
+  return {s, t};
+}
+
+bool ends_with(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// ---- scenarios -----------------------------------------------------------------
+
+// Every row of the decision table (reference §4.3): argv "off" or "on" says
+// whether AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES is set to a true value.
+void scenario_decision(bool opt_in) {
+  init();
+  CHECK(failed_tools().empty(), "the tool did not load");
+  const std::vector<std::string> gfx12_5_agents = {"gfx1250-A0", "gfx1250-B0", "gfx1250-rev?", "gfx1251",
+                                                   "gfx12-5-generic"};
+  const std::vector<std::string> gfx12_5_objects = {"gfx1250", "gfx1251", "gfx12-5-generic"};
+  for (const Agent &agent : agents()) {
+    for (const char *co : {"gfx1250", "gfx1251", "gfx12-5-generic", "gfx942"}) {
+      bool expect;
+      if (agent.label == "gfx1250-A0" && std::string(co) == "gfx1250") {
+        expect = true;  // the baseline: any opt-in
+      } else {
+        expect = opt_in &&
+                 std::count(gfx12_5_agents.begin(), gfx12_5_agents.end(), agent.label) &&
+                 std::count(gfx12_5_objects.begin(), gfx12_5_objects.end(), std::string(co));
+      }
+      unsigned before = rewriter_calls();
+      Outcome o = load_memory(object(co), agent);
+      unsigned calls = rewriter_calls() - before;
+      std::printf("%-16s %-16s %s%s\n", agent.label.c_str(), co, o.rewritten ? "rewritten" : "original",
+                  calls ? "" : " (no rewriter call)");
+      CHECK(o.status == HSA_STATUS_SUCCESS, "%s on %s: status %#x", co, agent.label.c_str(), o.status);
+      CHECK(o.rewritten == expect, "%s on %s: expected %s", co, agent.label.c_str(),
+            expect ? "rewritten" : "original");
+      CHECK(o.rewritten != o.caller_bytes, "%s on %s: bytes", co, agent.label.c_str());
+      if (calls == 0) continue;
+      auto pair = rewriter_last_pair();
+      if (agent.label == "gfx1250-A0" && std::string(co) == "gfx1250") {
+        CHECK(pair.first.find("gfx1250") != std::string::npos && ends_with(pair.first, ":gfx1250-b0-specific+"),
+              "source %s", pair.first.c_str());
+        CHECK(ends_with(pair.second, ":gfx1250-b0-specific-") && pair.second.find("gfx1250") != std::string::npos,
+              "target %s", pair.second.c_str());
+      } else {
+        CHECK(pair.first == pair.second, "opt-in pair %s -> %s must be src -> src", pair.first.c_str(),
+              pair.second.c_str());
+        CHECK(pair.first.find(co) != std::string::npos, "pair %s for %s", pair.first.c_str(), co);
+        CHECK(ends_with(pair.first, ":gfx1250-b0-specific+") == (std::string(co) == "gfx1250"),
+              "B0 feature only on gfx1250 sources: %s", pair.first.c_str());
+      }
+    }
+  }
+  CHECK(counters().forbidden_calls == 0, "forbidden table calls");
+}
+
+// The tool with a rewriter that cannot help (argv: what is expected to be
+// loaded on gfx1250-A0: "original"). Also checks that a failing load's status
+// is the caller's own.
+void scenario_fallback() {
+  init();
+  CHECK(failed_tools().empty(), "the tool did not load");
+  const Agent &a0 = *agent_by_label("gfx1250-A0");
+  for (int i = 0; i < 3; ++i) {
+    Outcome o = load_memory(object("gfx1250"), a0);
+    CHECK(o.status == HSA_STATUS_SUCCESS, "status %#x", o.status);
+    CHECK(!o.rewritten && o.caller_bytes, "the caller's original must be loaded");
+  }
+  Outcome o = load_memory(object("gfx1250"), a0, kFailingExecutable);
+  CHECK(o.status == HSA_STATUS_ERROR_INVALID_EXECUTABLE, "status %#x is not the loader's own", o.status);
+  std::printf("gfx1250 on gfx1250-A0: original loaded (status %#x); failing executable: status %#x\n",
+              HSA_STATUS_SUCCESS, o.status);
+}
+
+// Status pass-through with a rewriter that works: a failing load of the rewritten
+// code object falls back to the caller's reader and returns its status.
+void scenario_status() {
+  init();
+  const Agent &a0 = *agent_by_label("gfx1250-A0");
+  Outcome o = load_memory(object("gfx1250"), a0, kFailingExecutable);
+  CHECK(o.status == HSA_STATUS_ERROR_INVALID_EXECUTABLE, "status %#x", o.status);
+  CHECK(o.caller_bytes, "the last load must be the caller's reader");
+  hsa_code_object_reader_t bogus{0x1234};
+  hsa_status_t s = api().hsa_executable_load_agent_code_object_fn(hsa_executable_t{1}, hsa_agent_t{a0.handle},
+                                                                  bogus, nullptr, nullptr);
+  CHECK(s == HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER, "unknown reader: status %#x", s);
+  s = api().hsa_code_object_reader_create_from_memory_fn(nullptr, 0, &bogus);
+  CHECK(s == HSA_STATUS_ERROR_INVALID_ARGUMENT, "NULL memory: status %#x", s);
+  s = api().hsa_code_object_reader_destroy_fn(bogus);
+  CHECK(s == HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER, "destroy unknown: status %#x", s);
+}
+
+// Truncated and non-ELF code objects: the loader's own verdict, no crash.
+void scenario_bad_objects() {
+  init();
+  for (const char *label : {"gfx1250-A0", "gfx942"}) {
+    const Agent &agent = *agent_by_label(label);
+    for (const char *co : {"truncated", "not-elf"}) {
+      Outcome o = load_memory(object(co), agent);
+      std::printf("%-10s on %-12s status %#x\n", co, label, o.status);
+      CHECK(o.status == HSA_STATUS_ERROR_INVALID_CODE_OBJECT, "%s on %s: status %#x", co, label, o.status);
+      CHECK(o.caller_bytes, "the caller's bytes must be what the loader rejected");
+    }
+  }
+  // One byte, and a header claiming tables past the end.
+  const Agent &a0 = *agent_by_label("gfx1250-A0");
+  auto *one = new std::vector<uint8_t>(1, 0x7f);
+  CHECK(load_memory(*one, a0).status == HSA_STATUS_ERROR_INVALID_CODE_OBJECT, "one byte");
+  auto *lying = new std::vector<uint8_t>(object("gfx1250").begin(), object("gfx1250").begin() + 64);
+  CHECK(load_memory(*lying, a0).status == HSA_STATUS_ERROR_INVALID_CODE_OBJECT, "header only");
+  Outcome good = load_memory(object("gfx1250"), a0);
+  CHECK(good.status == HSA_STATUS_SUCCESS, "a good object still loads after bad ones");
+}
+
+// File readers: offset preserved; memory reader over the file when a rewrite is
+// possible (argv "convert") or the original file reader otherwise ("keep"); the
+// bytes stay alive after destroy and close (re-read at exit).
+void scenario_file(bool expect_convert) {
+  init();
+  std::string path = temp_file(object("gfx1250"));
+  for (const char *label : {"gfx1250-A0", "gfx1250-B0", "gfx942"}) {
+    const Agent *agent = agent_by_label(label);
+    if (agent == nullptr) continue;
+    int fd = open(path.c_str(), O_RDONLY);
+    CHECK(lseek(fd, 123, SEEK_SET) == 123, "seek");
+    hsa_code_object_reader_t reader{};
+    hsa_status_t s = api().hsa_code_object_reader_create_from_file_fn(fd, &reader);
+    CHECK(s == HSA_STATUS_SUCCESS, "create_from_file: %#x", s);
+    off_t offset = lseek(fd, 0, SEEK_CUR);
+    if (expect_convert)
+      CHECK(offset == 123, "the tool moved the caller's file offset to %ld", long(offset));
+    s = api().hsa_executable_load_agent_code_object_fn(hsa_executable_t{1}, hsa_agent_t{agent->handle}, reader,
+                                                       nullptr, nullptr);
+    LoadRecord r = last_load();
+    CHECK(s == HSA_STATUS_SUCCESS, "load: %#x", s);
+    CHECK(r.from_file_reader == !expect_convert, "%s: the loader saw a %s reader", label,
+          r.from_file_reader ? "file" : "memory");
+    bool rewrite = expect_convert && std::string(label) == "gfx1250-A0";
+    CHECK(r.marked == rewrite, "%s: %s", label, r.marked ? "rewritten" : "original");
+    std::printf("file reader on %-12s: loader saw a %s reader, %s, offset %ld\n", label,
+                r.from_file_reader ? "file" : "memory", r.marked ? "rewritten" : "original", long(offset));
+    CHECK(api().hsa_code_object_reader_destroy_fn(reader) == HSA_STATUS_SUCCESS, "destroy");
+    close(fd);
+    // A reader that is created and destroyed without a load frees its bytes.
+    fd = open(path.c_str(), O_RDONLY);
+    CHECK(api().hsa_code_object_reader_create_from_file_fn(fd, &reader) == HSA_STATUS_SUCCESS, "create");
+    CHECK(api().hsa_code_object_reader_destroy_fn(reader) == HSA_STATUS_SUCCESS, "destroy");
+    close(fd);
+  }
+  unlink(path.c_str());
+  // A descriptor that is not a file: the original create reports it.
+  hsa_code_object_reader_t reader{};
+  CHECK(api().hsa_code_object_reader_create_from_file_fn(-1, &reader) == HSA_STATUS_ERROR_INVALID_FILE,
+        "bad fd");
+}
+
+// Chaining: a prior tool's wrappers are what the hooks call, and what OnUnload
+// restores; a slot a later tool wrapped is left alone.
+std::atomic<int> g_prior_calls{0}, g_later_calls{0};
+decltype(hsa_code_object_reader_create_from_memory) *g_prior_create_next;
+decltype(hsa_code_object_reader_create_from_file) *g_prior_file_next;
+decltype(hsa_code_object_reader_destroy) *g_prior_destroy_next;
+decltype(hsa_executable_load_agent_code_object) *g_prior_load_next, *g_later_load_next;
+hsa_status_t prior_create(const void *p, size_t n, hsa_code_object_reader_t *r) {
+  ++g_prior_calls;
+  return g_prior_create_next(p, n, r);
+}
+hsa_status_t prior_file(hsa_file_t f, hsa_code_object_reader_t *r) {
+  ++g_prior_calls;
+  return g_prior_file_next(f, r);
+}
+hsa_status_t prior_destroy(hsa_code_object_reader_t r) {
+  ++g_prior_calls;
+  return g_prior_destroy_next(r);
+}
+hsa_status_t prior_load(hsa_executable_t e, hsa_agent_t a, hsa_code_object_reader_t r, const char *o,
+                        hsa_loaded_code_object_t *l) {
+  ++g_prior_calls;
+  return g_prior_load_next(e, a, r, o, l);
+}
+hsa_status_t later_load(hsa_executable_t e, hsa_agent_t a, hsa_code_object_reader_t r, const char *o,
+                        hsa_loaded_code_object_t *l) {
+  ++g_later_calls;
+  return g_later_load_next(e, a, r, o, l);
+}
+
+void wrap_as_prior_tool(CoreApiTable &core) {
+  g_prior_create_next = core.hsa_code_object_reader_create_from_memory_fn;
+  g_prior_file_next = core.hsa_code_object_reader_create_from_file_fn;
+  g_prior_destroy_next = core.hsa_code_object_reader_destroy_fn;
+  g_prior_load_next = core.hsa_executable_load_agent_code_object_fn;
+  core.hsa_code_object_reader_create_from_memory_fn = prior_create;
+  core.hsa_code_object_reader_create_from_file_fn = prior_file;
+  core.hsa_code_object_reader_destroy_fn = prior_destroy;
+  core.hsa_executable_load_agent_code_object_fn = prior_load;
+}
+
+// The stand-in plays the prior tool itself: it wraps the slots before the tool's
+// OnLoad, as an earlier entry of HSA_TOOLS_LIB would.
+void *g_tool = nullptr;
+bool (*g_on_load)(HsaApiTable *, uint64_t, uint64_t, const char *const *);
+void (*g_on_unload)();
+
+void open_tool_directly() {
+  const char *list = std::getenv("HSA_TOOLS_LIB");
+  auto names = parse_tool_names(list ? list : "");
+  g_tool = names.empty() ? nullptr : dlopen(names.front().c_str(), RTLD_LAZY);
+  if (g_tool == nullptr) {
+    std::printf("FAIL: cannot dlopen the tool: %s\n", dlerror());
+    std::exit(2);
+  }
+  g_on_load = reinterpret_cast<decltype(g_on_load)>(dlsym(g_tool, "OnLoad"));
+  g_on_unload = reinterpret_cast<decltype(g_on_unload)>(dlsym(g_tool, "OnUnload"));
+}
+
+bool call_on_load(HsaApiTable *root) {
+  return g_on_load(root, root ? root->version.major_id : 0, 0, nullptr);
+}
+
+void scenario_chain() {
+  open_tool_directly();
+  std::string tools = std::getenv("HSA_TOOLS_LIB");
+  unsetenv("HSA_TOOLS_LIB");  // init() builds tables only; the tool is driven here
+  init();
+  setenv("HSA_TOOLS_LIB", tools.c_str(), 1);
+  CoreApiTable &core = api();
+  wrap_as_prior_tool(core);
+  CHECK(call_on_load(runtime().root()), "OnLoad");
+  CHECK(reinterpret_cast<void *>(core.hsa_executable_load_agent_code_object_fn) != reinterpret_cast<void *>(prior_load),
+        "the load slot was not patched");
+  const Agent &a0 = *agent_by_label("gfx1250-A0");
+  int before = g_prior_calls;
+  Outcome o = load_memory(object("gfx1250"), a0);
+  CHECK(o.status == HSA_STATUS_SUCCESS, "status");
+  CHECK(g_prior_calls - before >= 3, "the hooks must chain to the prior tool's wrappers (%d calls)",
+        g_prior_calls - before);
+  std::printf("chained: %d calls reached the prior tool's wrappers; rewritten: %s\n", g_prior_calls - before,
+              o.rewritten ? "yes" : "no");
+  // A later tool wraps the load slot (and never restores it).
+  g_later_load_next = core.hsa_executable_load_agent_code_object_fn;
+  core.hsa_executable_load_agent_code_object_fn = later_load;
+  load_memory(object("gfx1250"), a0);
+  CHECK(g_later_calls == 1, "later tool");
+  g_on_unload();
+  CHECK(core.hsa_code_object_reader_create_from_memory_fn == prior_create, "create_from_memory not restored");
+  CHECK(core.hsa_code_object_reader_create_from_file_fn == prior_file, "create_from_file not restored");
+  CHECK(core.hsa_code_object_reader_destroy_fn == prior_destroy, "destroy not restored");
+  CHECK(core.hsa_executable_load_agent_code_object_fn == later_load, "a later tool's slot was overwritten");
+  // The later tool still chains into our hook after OnUnload: it passes through.
+  Outcome after = load_memory(object("gfx1250"), a0);
+  CHECK(after.status == HSA_STATUS_SUCCESS, "load after OnUnload through a later tool: %#x", after.status);
+  std::printf("after OnUnload: slots restored to the prior tool, later tool's slot left alone\n");
+}
+
+// Refused tables: OnLoad false, table byte-for-byte unchanged.
+void scenario_refused() {
+  open_tool_directly();
+  std::string tools = std::getenv("HSA_TOOLS_LIB");
+  unsetenv("HSA_TOOLS_LIB");
+  init();
+  setenv("HSA_TOOLS_LIB", tools.c_str(), 1);
+  HsaApiTable *root = runtime().root();
+  CoreApiTable &core = api();
+  auto snapshot = [&] {
+    std::vector<uint8_t> s(sizeof(HsaApiTable) + sizeof(CoreApiTable));
+    std::memcpy(s.data(), root, sizeof(HsaApiTable));
+    std::memcpy(s.data() + sizeof(HsaApiTable), &core, sizeof(CoreApiTable));
+    return s;
+  };
+  CHECK(!g_on_load(nullptr, 1, 0, nullptr), "NULL table accepted");
+  struct Case {
+    const char *what;
+    std::function<void()> damage, repair;
+  };
+  uint32_t full = core.version.minor_id;
+  auto *saved_file = core.hsa_code_object_reader_create_from_file_fn;
+  auto *saved_isa = core.hsa_isa_get_info_alt_fn;
+  CoreApiTable *saved_core = root->core_;
+  std::vector<Case> cases = {
+      {"truncated table (minor_id = offsetof(load_agent_code_object))",
+       [&] { core.version.minor_id = offsetof(CoreApiTable, hsa_executable_load_agent_code_object_fn); },
+       [&] { core.version.minor_id = full; }},
+      {"table ending right before create_from_file",
+       [&] { core.version.minor_id = offsetof(CoreApiTable, hsa_code_object_reader_create_from_file_fn); },
+       [&] { core.version.minor_id = full; }},
+      {"NULL core_", [&] { root->core_ = nullptr; }, [&] { root->core_ = saved_core; }},
+      {"NULL create_from_file", [&] { core.hsa_code_object_reader_create_from_file_fn = nullptr; },
+       [&] { core.hsa_code_object_reader_create_from_file_fn = saved_file; }},
+      {"NULL isa_get_info_alt", [&] { core.hsa_isa_get_info_alt_fn = nullptr; },
+       [&] { core.hsa_isa_get_info_alt_fn = saved_isa; }},
+  };
+  for (Case &c : cases) {
+    c.damage();
+    auto before = snapshot();
+    bool loaded = call_on_load(root);
+    CHECK(!loaded, "%s: accepted", c.what);
+    CHECK(snapshot() == before, "%s: the table changed", c.what);
+    std::printf("%-64s OnLoad=%s, table unchanged=%s\n", c.what, loaded ? "true" : "false",
+                snapshot() == before ? "yes" : "no");
+    c.repair();
+  }
+  // The same table twice without OnUnload: refused, unchanged.
+  CHECK(call_on_load(root), "OnLoad on a good table");
+  auto before = snapshot();
+  CHECK(!call_on_load(root), "a second OnLoad on the same patched table was accepted");
+  CHECK(snapshot() == before, "second OnLoad changed the table");
+  g_on_unload();
+}
+
+// HSA_HOTSWAP_DISABLE true: OnLoad true, nothing patched, loads untouched.
+void scenario_disabled() {
+  open_tool_directly();
+  std::string tools = std::getenv("HSA_TOOLS_LIB");
+  unsetenv("HSA_TOOLS_LIB");
+  init();
+  setenv("HSA_TOOLS_LIB", tools.c_str(), 1);
+  std::vector<uint8_t> before(sizeof(CoreApiTable));
+  std::memcpy(before.data(), &api(), sizeof(CoreApiTable));
+  CHECK(call_on_load(runtime().root()), "OnLoad must return true when disabled");
+  CHECK(std::memcmp(before.data(), &api(), sizeof(CoreApiTable)) == 0, "the table was patched");
+  Outcome o = load_memory(object("gfx1250"), *agent_by_label("gfx1250-A0"));
+  CHECK(o.status == HSA_STATUS_SUCCESS && !o.rewritten, "load");
+  g_on_unload();
+  std::printf("disabled: OnLoad true, table unchanged, gfx1250 on gfx1250-A0 loaded as is\n");
+}
+
+// hsa_shut_down then hsa_init: the second OnLoad works from the new table only.
+void scenario_reload() {
+  init();
+  const Agent &a0 = *agent_by_label("gfx1250-A0");
+  CHECK(load_memory(object("gfx1250"), a0).rewritten, "first runtime: rewrite");
+  shut_down();
+  CHECK(api().hsa_executable_load_agent_code_object_fn == fake_load, "Reset");
+  // The second runtime's table holds other functions (a prior tool's wrappers):
+  // the hooks must reach them, not the first table's functions.
+  std::string tools = std::getenv("HSA_TOOLS_LIB");
+  unsetenv("HSA_TOOLS_LIB");
+  init();
+  setenv("HSA_TOOLS_LIB", tools.c_str(), 1);
+  wrap_as_prior_tool(api());
+  open_tool_directly();
+  CHECK(call_on_load(runtime().root()), "second OnLoad");
+  int before = g_prior_calls;
+  Outcome o = load_memory(object("gfx1250"), a0);
+  CHECK(o.status == HSA_STATUS_SUCCESS && o.rewritten, "second runtime: rewrite");
+  CHECK(g_prior_calls - before >= 3, "the hooks called the first table's functions");
+  Outcome b0 = load_memory(object("gfx1250"), *agent_by_label("gfx1250-B0"));
+  CHECK(b0.status == HSA_STATUS_SUCCESS && !b0.rewritten && b0.caller_bytes, "B0");
+  g_on_unload();
+  CHECK(api().hsa_executable_load_agent_code_object_fn == prior_load, "restore after the second OnLoad");
+  std::printf("reload: second OnLoad chained to the new table's functions (%d calls)\n", g_prior_calls - before);
+}
+
+// 8 threads x 200 create/load/destroy on every agent, memory and file readers.
+void scenario_threads() {
+  init();
+  std::string path = temp_file(object("gfx1250"));
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        const Agent &agent = agents()[size_t(t + i) % agents().size()];
+        const char *co = (i % 3 == 0) ? "gfx942" : "gfx1250";
+        bool expect = agent.label == "gfx1250-A0" && std::string(co) == "gfx1250";
+        if (i % 10 == 7) {
+          int fd = open(path.c_str(), O_RDONLY);
+          hsa_code_object_reader_t reader{};
+          if (api().hsa_code_object_reader_create_from_file_fn(fd, &reader) != HSA_STATUS_SUCCESS) ++wrong;
+          hsa_status_t s = api().hsa_executable_load_agent_code_object_fn(
+              hsa_executable_t{1}, hsa_agent_t{agent.handle}, reader, nullptr, nullptr);
+          bool rewritten = last_load().marked;
+          if (s != HSA_STATUS_SUCCESS || rewritten != (agent.label == "gfx1250-A0")) ++wrong;
+          api().hsa_code_object_reader_destroy_fn(reader);
+          close(fd);
+          continue;
+        }
+        Outcome o = load_memory(object(co), agent);
+        if (o.status != HSA_STATUS_SUCCESS || o.rewritten != expect) ++wrong;
+      }
+    });
+  }
+  for (auto &th : threads) th.join();
+  unlink(path.c_str());
+  CHECK(wrong == 0, "%d of 1600 loads were wrong", wrong.load());
+  CHECK(counters().live_readers == 0, "%llu readers leaked", (unsigned long long)counters().live_readers.load());
+  std::printf("threads: 8 x 200 create/load/destroy, %d wrong, rewriter calls %u\n", wrong.load(),
+              rewriter_calls());
+}
+
+// One code object loaded on every gfx1250-A0 agent (STANDIN_AGENTS may list
+// several, e.g. "gfx1250-A0*8"), each time from a fresh copy (identical bytes at
+// another address): one rewriter call, one retained buffer.
+void scenario_dedupe() {
+  init();
+  // A reader created and destroyed first: the tool resolves (and probes, once per
+  // process) the rewriter there, so the count below is of rewrites only.
+  unsigned probe = rewriter_calls();
+  hsa_code_object_reader_t warm{};
+  api().hsa_code_object_reader_create_from_memory_fn(object("gfx942").data(), object("gfx942").size(), &warm);
+  api().hsa_code_object_reader_destroy_fn(warm);
+  unsigned before = rewriter_calls();
+  probe = before - probe;
+  const uint8_t *first = nullptr;
+  int n = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (const Agent &agent : agents()) {
+      if (agent.label != "gfx1250-A0") continue;
+      auto *copy = new std::vector<uint8_t>(object("gfx1250"));
+      Outcome o = load_memory(*copy, agent);
+      LoadRecord r = last_load();
+      CHECK(o.rewritten, "load on agent %#llx not rewritten", (unsigned long long)agent.handle);
+      if (first == nullptr) first = r.ptr;
+      CHECK(r.ptr == first, "a different retained buffer for agent %#llx", (unsigned long long)agent.handle);
+      ++n;
+    }
+  }
+  unsigned calls = rewriter_calls() - before;
+  CHECK(n > 0 && calls == 1, "%u rewriter calls for one code object", calls);
+  std::printf("dedupe: %d loads of one code object on %d gfx1250-A0 agent(s): %u rewriter call(s), "
+              "1 retained buffer (every load got the same bytes); availability probe: %u call(s)\n",
+              n, n / 2, calls, probe);
+}
+
+// ---- demo ---------------------------------------------------------------------
+
+void scenario_demo() {
+  init();
+  const char *rewriter = std::getenv("HSA_HOTSWAP_REWRITER");
+  std::printf("tool list (HSA_TOOLS_LIB): %s\n", std::getenv("HSA_TOOLS_LIB"));
+  std::printf("OnLoad: %s\n", failed_tools().empty() ? "true (four table slots patched)" : "false");
+  std::printf("rewriter: %s\n", rewriter ? rewriter : "the linked COMGR (Debian's libamd_comgr.so.2)");
+  std::printf("\n%-16s %-40s %-3s  %-16s %s\n", "agent", "agent ISA", "rev", "code object", "what ROCr loaded");
+  for (const Agent &agent : agents()) {
+    for (const char *co : {"gfx1250", "gfx942"}) {
+      unsigned before = rewriter_calls();
+      Outcome o = load_memory(object(co), agent);
+      unsigned calls = rewriter_calls() - before;
+      std::string what;
+      if (o.status != HSA_STATUS_SUCCESS)
+        what = "load failed";
+      else if (o.rewritten)
+        what = "REWRITTEN code object (" + std::to_string(o.size) + " bytes, tool-owned)";
+      else
+        what = "the application's original bytes";
+      if (calls) what += ", rewriter called";
+      std::printf("%-16s %-40s %-3s  %-16s %s\n", agent.label.c_str(), agent.isa.empty() ? "(none: CPU)" : agent.isa.c_str(),
+                  agent.revision < 0 ? "?" : std::to_string(agent.revision).c_str(), co, what.c_str());
+    }
+  }
+  std::fflush(stdout);
+}
+
+// ---- benchmark ----------------------------------------------------------------
+
+double ns_per_load(const std::vector<uint8_t> &bytes, const Agent &agent, int iterations) {
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < iterations; ++i) load_memory(bytes, agent);
+  auto end = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(end - start).count() / iterations;
+}
+
+// Per-load cost with the tool loaded or not (argv: "with" / "without"), on an
+// agent that is never rewritten; prints one figure per size. The ratio is made
+// by the CMake script that runs both.
+void scenario_bench(bool with_tool) {
+  if (!with_tool) unsetenv("HSA_TOOLS_LIB");
+  init();
+  set_record_ranges(false);
+  const Agent &agent = *agent_by_label("gfx942");
+  auto *small = new std::vector<uint8_t>(object("gfx942"));
+  small->resize(4096);
+  auto *large = new std::vector<uint8_t>(object("gfx942"));
+  large->resize(100u << 20);  // ~100 MB: the real object, then zero padding
+  // Section headers point inside the first 4 KB, so both are valid for the loader.
+  for (int round = 0; round < 2; ++round) {  // round 0 warms up
+    double s = ns_per_load(*small, agent, 200000);
+    double l = ns_per_load(*large, agent, 200000);
+    if (round == 1) {
+      std::printf("bench %s tool: 4KB %.1f ns/load, 100MB %.1f ns/load\n", with_tool ? "with" : "without", s, l);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: hotswap-standin <scenario> [arg]\n");
+    return 2;
+  }
+  configure_agents();
+  load_objects();
+  std::string s = argv[1], arg = argc > 2 ? argv[2] : "";
+  if (s == "decision") scenario_decision(arg == "on");
+  else if (s == "fallback") scenario_fallback();
+  else if (s == "status") scenario_status();
+  else if (s == "bad-objects") scenario_bad_objects();
+  else if (s == "file") scenario_file(arg == "convert");
+  else if (s == "chain") scenario_chain();
+  else if (s == "refused") scenario_refused();
+  else if (s == "disabled") scenario_disabled();
+  else if (s == "reload") scenario_reload();
+  else if (s == "threads") scenario_threads();
+  else if (s == "dedupe") scenario_dedupe();
+  else if (s == "demo") scenario_demo();
+  else if (s == "bench") scenario_bench(arg == "with");
+  else {
+    std::fprintf(stderr, "unknown scenario %s\n", s.c_str());
+    return 2;
+  }
+  CHECK(counters().forbidden_calls == 0, "forbidden table calls");
+  if (g_failures != 0) {
+    std::printf("%d check(s) failed\n", g_failures);
+    return 1;
+  }
+  if (s != "demo" && s != "bench") std::printf("PASS %s\n", s.c_str());
+  return 0;
+}

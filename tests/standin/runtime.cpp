@@ -1,0 +1,415 @@
+// The ROCr stand-in's runtime half: see runtime.hpp.
+#include "runtime.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+namespace standin {
+namespace {
+
+// ---- agents ---------------------------------------------------------------------
+
+const std::vector<Agent> kAllAgents = {
+    {"gfx1250-A0", true, "amdgcn-amd-amdhsa--gfx1250", 0, 0x5100},
+    {"gfx1250-B0", true, "amdgcn-amd-amdhsa--gfx1250", 1, 0x5200},
+    {"gfx1250-rev?", true, "amdgcn-amd-amdhsa--gfx1250", -1, 0x5300},
+    {"gfx1251", true, "amdgcn-amd-amdhsa--gfx1251", 0, 0x5400},
+    {"gfx12-5-generic", true, "amdgcn-amd-amdhsa--gfx12-5-generic", 0, 0x5500},
+    {"gfx942", true, "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-", 0, 0x5600},
+    {"cpu", false, "", -1, 0x5700},
+};
+std::vector<Agent> g_agents = kAllAgents;
+
+const Agent *find_agent(uint64_t handle) {
+  for (const Agent &a : g_agents)
+    if (a.handle == handle) return &a;
+  return nullptr;
+}
+
+Counters g_counters;
+
+// ---- loader ----------------------------------------------------------------------
+
+struct Reader {
+  const uint8_t *ptr;
+  size_t size;
+  bool from_file;
+  std::shared_ptr<std::vector<uint8_t>> own;  // file readers own their bytes
+};
+
+struct Range {
+  const uint8_t *ptr;
+  size_t size;
+  uint64_t hash;
+  std::shared_ptr<std::vector<uint8_t>> own;  // keeps a file reader's bytes
+};
+
+std::mutex g_loader_lock;
+std::unordered_map<uint64_t, Reader> g_readers;
+uint64_t g_next_reader = 0x7000;
+std::vector<Range> g_ranges;
+std::atomic<bool> g_record_ranges{true};
+thread_local LoadRecord t_last;
+
+uint64_t fnv1a(const uint8_t *p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+template <typename T> T read_le(const uint8_t *p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// The checks ROCr's loader makes before it uses an ELF: ELF64 little endian,
+// EM_AMDGPU, program and section header tables inside the bytes.
+bool valid_elf(const uint8_t *p, size_t n) {
+  if (p == nullptr || n < 64 || std::memcmp(p, "\x7f" "ELF", 4) != 0 || p[4] != 2 || p[5] != 1)
+    return false;
+  if (read_le<uint16_t>(p + 18) != 224) return false;
+  uint64_t phoff = read_le<uint64_t>(p + 32), shoff = read_le<uint64_t>(p + 40);
+  uint64_t phsize = uint64_t(read_le<uint16_t>(p + 54)) * read_le<uint16_t>(p + 56);
+  uint64_t shsize = uint64_t(read_le<uint16_t>(p + 58)) * read_le<uint16_t>(p + 60);
+  return phoff <= n && phsize <= n - phoff && shoff <= n && shsize <= n - shoff;
+}
+
+hsa_status_t create_from_memory(const void *code_object, size_t size,
+                                hsa_code_object_reader_t *reader) {
+  if (code_object == nullptr || size == 0 || reader == nullptr)
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  ++g_counters.creates_memory;
+  std::lock_guard<std::mutex> lock(g_loader_lock);
+  uint64_t handle = g_next_reader++;
+  g_readers[handle] = Reader{static_cast<const uint8_t *>(code_object), size, false, nullptr};
+  ++g_counters.live_readers;
+  reader->handle = handle;
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t create_from_file(hsa_file_t file, hsa_code_object_reader_t *reader) {
+  if (reader == nullptr) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  struct stat st;
+  if (fstat(file, &st) != 0 || st.st_size <= 0) return HSA_STATUS_ERROR_INVALID_FILE;
+  auto bytes = std::make_shared<std::vector<uint8_t>>(size_t(st.st_size));
+  // ROCr seeks to the end and back to 0; the offset after the call is 0.
+  if (pread(file, bytes->data(), bytes->size(), 0) != st.st_size ||
+      lseek(file, 0, SEEK_SET) != 0)
+    return HSA_STATUS_ERROR_INVALID_FILE;
+  ++g_counters.creates_file;
+  std::lock_guard<std::mutex> lock(g_loader_lock);
+  uint64_t handle = g_next_reader++;
+  g_readers[handle] = Reader{bytes->data(), bytes->size(), true, bytes};
+  ++g_counters.live_readers;
+  reader->handle = handle;
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t reader_destroy(hsa_code_object_reader_t reader) {
+  ++g_counters.destroys;
+  std::lock_guard<std::mutex> lock(g_loader_lock);
+  if (g_readers.erase(reader.handle) == 0) return HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER;
+  --g_counters.live_readers;
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t load_agent_code_object(hsa_executable_t executable, hsa_agent_t agent,
+                                    hsa_code_object_reader_t reader, const char *options,
+                                    hsa_loaded_code_object_t *loaded) {
+  (void)options;
+  ++g_counters.loads;
+  LoadRecord record;
+  record.agent = agent.handle;
+  Reader r{};
+  {
+    std::lock_guard<std::mutex> lock(g_loader_lock);
+    auto it = g_readers.find(reader.handle);
+    if (it == g_readers.end()) {
+      record.status = HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER;
+      t_last = record;
+      return record.status;
+    }
+    r = it->second;
+  }
+  record.ptr = r.ptr;
+  record.size = r.size;
+  record.from_file_reader = r.from_file;
+  record.marked = has_marker(r.ptr, r.size);
+  if (find_agent(agent.handle) == nullptr) {
+    record.status = HSA_STATUS_ERROR_INVALID_AGENT;
+  } else if (executable.handle == kFailingExecutable) {
+    record.status = HSA_STATUS_ERROR_INVALID_EXECUTABLE;
+  } else if (!valid_elf(r.ptr, r.size)) {
+    record.status = HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+  } else {
+    record.status = HSA_STATUS_SUCCESS;
+    // ROCr's loaded code object keeps pointing into these bytes.
+    if (g_record_ranges) {
+      Range range{r.ptr, r.size, fnv1a(r.ptr, r.size), r.own};
+      std::lock_guard<std::mutex> lock(g_loader_lock);
+      g_ranges.push_back(range);
+    }
+    if (loaded != nullptr) loaded->handle = reinterpret_cast<uint64_t>(r.ptr);
+  }
+  t_last = record;
+  return record.status;
+}
+
+// ---- agent queries -------------------------------------------------------------
+
+hsa_status_t iterate_agents(hsa_status_t (*callback)(hsa_agent_t, void *), void *data) {
+  ++g_counters.agent_queries;
+  if (callback == nullptr) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  for (const Agent &a : g_agents) {
+    hsa_status_t s = callback(hsa_agent_t{a.handle}, data);
+    if (s != HSA_STATUS_SUCCESS) return s;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, void *value) {
+  ++g_counters.agent_queries;
+  const Agent *a = find_agent(agent.handle);
+  if (a == nullptr || value == nullptr) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (attribute == HSA_AGENT_INFO_DEVICE) {
+    *static_cast<hsa_device_type_t *>(value) = a->gpu ? HSA_DEVICE_TYPE_GPU : HSA_DEVICE_TYPE_CPU;
+    return HSA_STATUS_SUCCESS;
+  }
+  if (attribute == static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_ASIC_REVISION)) {
+    if (a->revision < 0) return HSA_STATUS_ERROR;
+    *static_cast<uint32_t *>(value) = uint32_t(a->revision);
+    return HSA_STATUS_SUCCESS;
+  }
+  return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+}
+
+// ISA handles: the agent's handle + 1 (agents have at most one ISA here).
+hsa_status_t agent_iterate_isas(hsa_agent_t agent, hsa_status_t (*callback)(hsa_isa_t, void *),
+                                void *data) {
+  ++g_counters.agent_queries;
+  const Agent *a = find_agent(agent.handle);
+  if (a == nullptr || callback == nullptr) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (a->isa.empty()) return HSA_STATUS_SUCCESS;
+  return callback(hsa_isa_t{a->handle + 1}, data);
+}
+
+hsa_status_t isa_get_info_alt(hsa_isa_t isa, hsa_isa_info_t attribute, void *value) {
+  ++g_counters.agent_queries;
+  const Agent *a = find_agent(isa.handle - 1);
+  if (a == nullptr || a->isa.empty() || value == nullptr) return HSA_STATUS_ERROR_INVALID_ISA;
+  if (attribute == HSA_ISA_INFO_NAME_LENGTH) {
+    *static_cast<uint32_t *>(value) = uint32_t(a->isa.size() + 1);  // ROCr counts the NUL
+    return HSA_STATUS_SUCCESS;
+  }
+  if (attribute == HSA_ISA_INFO_NAME) {
+    std::memcpy(value, a->isa.c_str(), a->isa.size() + 1);
+    return HSA_STATUS_SUCCESS;
+  }
+  return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+}
+
+// Every other slot: the tool must never call it.
+[[noreturn]] void forbidden() {
+  ++g_counters.forbidden_calls;
+  std::fprintf(stderr, "standin: FAIL: the tool called a table function it must not use\n");
+  std::_Exit(5);
+}
+
+// ---- tools ---------------------------------------------------------------------
+
+using OnLoadFn = bool (*)(HsaApiTable *, uint64_t, uint64_t, const char *const *);
+using OnUnloadFn = void (*)();
+struct Tool {
+  std::string name;
+  void *handle;
+  OnUnloadFn on_unload;
+};
+std::vector<Tool> g_tools;
+std::vector<std::string> g_failed;
+std::unique_ptr<Runtime> g_runtime;
+bool g_atexit_registered = false;
+
+void fill_core(CoreApiTable &core) {
+  auto **slots = reinterpret_cast<void **>(reinterpret_cast<char *>(&core) + sizeof(ApiTableVersion));
+  size_t n = (sizeof(CoreApiTable) - sizeof(ApiTableVersion)) / sizeof(void *);
+  for (size_t i = 0; i < n; ++i) slots[i] = reinterpret_cast<void *>(&forbidden);
+  core.hsa_iterate_agents_fn = iterate_agents;
+  core.hsa_agent_get_info_fn = agent_get_info;
+  core.hsa_agent_iterate_isas_fn = agent_iterate_isas;
+  core.hsa_isa_get_info_alt_fn = isa_get_info_alt;
+  core.hsa_code_object_reader_create_from_memory_fn = create_from_memory;
+  core.hsa_code_object_reader_create_from_file_fn = create_from_file;
+  core.hsa_code_object_reader_destroy_fn = reader_destroy;
+  core.hsa_executable_load_agent_code_object_fn = load_agent_code_object;
+}
+
+void load_tools() {
+  const char *list = std::getenv("HSA_TOOLS_LIB");
+  if (list == nullptr) return;
+  for (const std::string &name : parse_tool_names(list)) {
+    void *handle = dlopen(name.c_str(), RTLD_LAZY);
+    if (handle == nullptr) {
+      std::fprintf(stderr, "Tool lib \"%s\" failed to load.\n", name.c_str());
+      g_failed.push_back(name);
+      continue;
+    }
+    auto on_load = reinterpret_cast<OnLoadFn>(dlsym(handle, "OnLoad"));
+    auto on_unload = reinterpret_cast<OnUnloadFn>(dlsym(handle, "OnUnload"));
+    if (on_load != nullptr) {
+      std::vector<const char *> failed;
+      for (const std::string &f : g_failed) failed.push_back(f.c_str());
+      HsaApiTable *root = runtime().root();
+      if (!on_load(root, root->version.major_id, failed.size(), failed.data())) {
+        g_failed.push_back(name);
+        dlclose(handle);
+        continue;
+      }
+    }
+    g_tools.push_back(Tool{name, handle, on_unload});
+  }
+}
+
+// At exit: OnUnload (after the tools' static destructors, as in HIP), then the
+// loader is destroyed: every loaded range is re-read and must be unchanged.
+void teardown() {
+  shut_down();
+  size_t bad = 0;
+  for (const Range &r : g_ranges)
+    if (fnv1a(r.ptr, r.size) != r.hash) ++bad;
+  if (bad != 0) {
+    std::fprintf(stderr, "standin: FAIL: %zu of %zu loaded byte ranges changed after OnUnload\n",
+                 bad, g_ranges.size());
+    std::_Exit(4);
+  }
+  if (std::getenv("STANDIN_QUIET") == nullptr)
+    std::printf("standin: loader destroyed after OnUnload: %zu loaded byte ranges re-read, all intact\n",
+                g_ranges.size());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+decltype(hsa_code_object_reader_create_from_memory) *const fake_create_from_memory = create_from_memory;
+decltype(hsa_code_object_reader_create_from_file) *const fake_create_from_file = create_from_file;
+decltype(hsa_code_object_reader_destroy) *const fake_reader_destroy = reader_destroy;
+decltype(hsa_executable_load_agent_code_object) *const fake_load = load_agent_code_object;
+
+void configure_agents() {
+  const char *selection = std::getenv("STANDIN_AGENTS");
+  if (selection == nullptr || *selection == '\0') return;
+  g_agents.clear();
+  std::stringstream ss(selection);
+  std::string label;
+  while (std::getline(ss, label, ',')) {
+    // "<label>*N": N agents of that kind (distinct handles).
+    int copies = 1;
+    size_t star = label.find('*');
+    if (star != std::string::npos) {
+      copies = std::atoi(label.c_str() + star + 1);
+      label.resize(star);
+    }
+    for (const Agent &a : kAllAgents)
+      for (int i = 0; a.label == label && i < copies; ++i) {
+        Agent copy = a;
+        copy.handle += uint64_t(i) * 0x10000;
+        g_agents.push_back(copy);
+      }
+  }
+}
+
+const std::vector<Agent> &agents() { return g_agents; }
+
+const Agent *agent_by_label(const std::string &label) {
+  for (const Agent &a : g_agents)
+    if (a.label == label) return &a;
+  return nullptr;
+}
+
+Runtime::Runtime() { fill_core(tables.core); }
+
+Runtime &runtime() { return *g_runtime; }
+
+void init() {
+  if (!g_atexit_registered) {
+    // Registered before any tool is dlopened: runs after the tools' static
+    // destructors (registered at dlopen), like HIP's hsa_shut_down.
+    std::atexit(teardown);
+    g_atexit_registered = true;
+  }
+  // Loaded code objects may outlive a runtime instance here: never free one.
+  static std::vector<std::unique_ptr<Runtime>> retired;
+  if (g_runtime) retired.push_back(std::move(g_runtime));
+  g_runtime = std::make_unique<Runtime>();
+  load_tools();
+}
+
+void shut_down() {
+  if (!g_runtime) return;
+  for (auto it = g_tools.rbegin(); it != g_tools.rend(); ++it)
+    if (it->on_unload != nullptr) it->on_unload();
+  g_tools.clear();  // ROCr dlcloses much later (never under valgrind): keep them open
+  // Reset(): the table gets the runtime's own functions back.
+  fill_core(g_runtime->core());
+}
+
+std::vector<std::string> parse_tool_names(const std::string &value) {
+  std::vector<std::string> names;
+  std::string current;
+  bool quoted = false;
+  for (size_t i = 0; i < value.size(); ++i) {
+    char c = value[i];
+    if (c == '\\' && i + 1 < value.size()) {
+      current += value[++i];
+    } else if (c == '"') {
+      if (quoted) {
+        names.push_back(current);
+        current.clear();
+      }
+      quoted = !quoted;
+    } else if (c == ' ' && !quoted) {
+      if (!current.empty()) names.push_back(current);
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  if (!current.empty()) names.push_back(current);
+  return names;
+}
+
+const std::vector<std::string> &failed_tools() { return g_failed; }
+
+LoadRecord last_load() { return t_last; }
+
+Counters &counters() { return g_counters; }
+
+void set_record_ranges(bool on) { g_record_ranges = on; }
+
+size_t recorded_ranges() {
+  std::lock_guard<std::mutex> lock(g_loader_lock);
+  return g_ranges.size();
+}
+
+bool has_marker(const uint8_t *bytes, size_t size) {
+  return bytes != nullptr && size >= 16 && std::memcmp(bytes + 9, "HOTSWAP", 7) == 0;
+}
+
+std::vector<uint8_t> read_file(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace standin

@@ -1,0 +1,95 @@
+// A ROCr stand-in: what ROCr does around an HSA tools library, and nothing more.
+// - Tables built as ROCr builds them (HsaApiTableContainer: minor_id = sizeof,
+//   major ids from the header), the core table filled with fake functions.
+// - Fake agents with configurable ISA names and ASIC revisions (a failing
+//   revision query, a CPU agent without ISAs).
+// - A small in-memory loader: readers from memory or file, destroy, and
+//   hsa_executable_load_agent_code_object, which validates the ELF bounds,
+//   records what it loaded and keeps every loaded byte range. At process exit it
+//   re-reads them all, after OnUnload, as ROCr destroys its loader after
+//   UnloadTools.
+// - Tool loading as Runtime::LoadTools: HSA_TOOLS_LIB parsed (spaces, quotes,
+//   backslash), dlopen(RTLD_LAZY), OnLoad(table, root major_id, failed count,
+//   failed names); OnUnload from an atexit handler registered before the tool is
+//   dlopened, so it runs after the tool's static destructors (HIP's order).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hsa_headers.hpp"
+
+namespace standin {
+
+struct Agent {
+  std::string label;   // e.g. "gfx1250-A0"
+  bool gpu;
+  std::string isa;     // first ISA's name; empty: none
+  int revision;        // ASIC revision; < 0: the query fails
+  uint64_t handle;
+};
+
+// Selects agents by label (comma-separated STANDIN_AGENTS, default: all).
+void configure_agents();
+const std::vector<Agent> &agents();
+const Agent *agent_by_label(const std::string &label);
+
+// The runtime instance: tables, as built by one hsa_init.
+struct Runtime {
+  HsaApiTableContainer tables;
+  Runtime();
+  CoreApiTable &core() { return tables.core; }
+  HsaApiTable *root() { return &tables.root; }
+};
+
+// The current runtime (created by init(), reset by shut_down()).
+Runtime &runtime();
+// hsa_init: new tables, then every tool of HSA_TOOLS_LIB loaded (LoadTools).
+void init();
+// hsa_shut_down: OnUnload in reverse order, then the table is reset.
+void shut_down();
+// Parses an HSA_TOOLS_LIB value as ROCr's parse_tool_names does.
+std::vector<std::string> parse_tool_names(const std::string &value);
+// Names of tools whose OnLoad returned false (or that failed to load).
+const std::vector<std::string> &failed_tools();
+
+// The fake runtime's own function for each patched slot (what Reset restores).
+extern decltype(hsa_code_object_reader_create_from_memory) *const fake_create_from_memory;
+extern decltype(hsa_code_object_reader_create_from_file) *const fake_create_from_file;
+extern decltype(hsa_code_object_reader_destroy) *const fake_reader_destroy;
+extern decltype(hsa_executable_load_agent_code_object) *const fake_load;
+
+// An executable handle whose loads fail with HSA_STATUS_ERROR_INVALID_EXECUTABLE.
+constexpr uint64_t kFailingExecutable = 0xBAD;
+
+// What the fake loader saw for one load.
+struct LoadRecord {
+  hsa_status_t status = HSA_STATUS_ERROR;
+  uint64_t agent = 0;
+  const uint8_t *ptr = nullptr;
+  size_t size = 0;
+  bool from_file_reader = false;  // the reader was a file reader
+  bool marked = false;            // carries the "change" test rewriter's marker
+};
+// The last load the fake loader performed on this thread.
+LoadRecord last_load();
+
+struct Counters {
+  std::atomic<uint64_t> loads{0}, creates_memory{0}, creates_file{0}, destroys{0};
+  std::atomic<uint64_t> agent_queries{0}, forbidden_calls{0};
+  std::atomic<uint64_t> live_readers{0};
+};
+Counters &counters();
+
+// Loaded byte ranges are recorded (and re-read at exit) unless disabled (benchmark).
+void set_record_ranges(bool on);
+// Number of ranges recorded so far.
+size_t recorded_ranges();
+
+// True when bytes[9..16) hold the "change" test rewriter's marker.
+bool has_marker(const uint8_t *bytes, size_t size);
+std::vector<uint8_t> read_file(const std::string &path);
+
+}  // namespace standin
