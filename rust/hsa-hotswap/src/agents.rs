@@ -89,6 +89,14 @@ pub struct Agents {
 impl Agents {
     /// The agent behind `agent`, queried on first use (no lock held while querying).
     pub fn get(&self, originals: &Originals, agent: hsa_agent_t) -> Arc<AgentInfo> {
+        // Lock-free for every agent the runtime listed (the usual case).
+        if let Some(info) = self
+            .all
+            .get()
+            .and_then(|all| all.iter().find(|a| a.handle == agent.handle))
+        {
+            return Arc::clone(info);
+        }
         if let Some(info) = self.lock().get(&agent.handle) {
             return Arc::clone(info);
         }

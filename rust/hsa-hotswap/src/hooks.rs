@@ -91,7 +91,10 @@ unsafe extern "C" fn reader_destroy(reader: hsa_code_object_reader_t) -> hsa_sta
         return HSA_STATUS_ERROR_NOT_INITIALIZED;
     };
     let entry = ffi_boundary("reader_destroy hook", None, || {
-        session.readers.forget(reader)
+        session
+            .rewrite_possible()
+            .then(|| session.readers.forget(reader))
+            .flatten()
     });
     let status = session.originals.destroy(reader);
     drop(entry);

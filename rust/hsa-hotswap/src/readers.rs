@@ -13,6 +13,7 @@
 #![allow(unsafe_code)] // views the application's memory and reads its file descriptor
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::hsa::api::hsa_code_object_reader_t;
@@ -52,6 +53,14 @@ impl ReaderBytes {
         }
     }
 
+    /// The file's bytes, for a file-backed entry.
+    pub fn file(&self) -> Option<Arc<[u8]>> {
+        match self {
+            Self::File(bytes) => Some(Arc::clone(bytes)),
+            Self::Borrowed { .. } => None,
+        }
+    }
+
     /// True for file-backed bytes.
     pub fn is_file(&self) -> bool {
         matches!(self, Self::File(_))
@@ -71,23 +80,68 @@ impl ReaderBytes {
     }
 }
 
+/// Hashes a reader handle (an opaque 64-bit value, in ROCr a heap address) with
+/// one multiplication: SipHash's DoS resistance buys nothing for handles ROCr
+/// chooses, and this map sits on every create, load and destroy.
+#[derive(Debug, Default)]
+pub struct HandleHasher(u64);
+
+impl std::hash::Hasher for HandleHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0 ^ value)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_right(29);
+    }
+}
+
+type HandleMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<HandleHasher>>;
+
 /// Reader handle → bytes. One short lock per create, destroy or load; never held
 /// while calling ROCr or the rewriter.
 #[derive(Debug, Default)]
 pub struct Readers {
-    map: Mutex<HashMap<u64, ReaderBytes>>,
+    map: Mutex<HandleMap<ReaderBytes>>,
+    /// File-backed entries in `map`.
+    files: AtomicUsize,
 }
 
 impl Readers {
     /// Records the bytes behind `reader` (replacing a stale entry for a reused handle).
     pub fn remember(&self, reader: hsa_code_object_reader_t, bytes: ReaderBytes) {
-        self.lock().insert(reader.handle, bytes);
+        let mut map = self.lock();
+        if bytes.is_file() {
+            self.files.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(old) = map.insert(reader.handle, bytes) {
+            if old.is_file() {
+                self.files.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// True while some file-backed reader is recorded.
+    pub fn has_files(&self) -> bool {
+        self.files.load(Ordering::Relaxed) != 0
     }
 
     /// Takes the entry out (before the original destroy runs, so a handle that
     /// ROCr reuses right after cannot lose its new entry).
     pub fn forget(&self, reader: hsa_code_object_reader_t) -> Option<ReaderBytes> {
-        self.lock().remove(&reader.handle)
+        let old = self.lock().remove(&reader.handle);
+        if old.as_ref().is_some_and(ReaderBytes::is_file) {
+            self.files.fetch_sub(1, Ordering::Relaxed);
+        }
+        old
     }
 
     /// A snapshot of the entry (a pointer/size copy or a reference count).
@@ -105,7 +159,7 @@ impl Readers {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, ReaderBytes>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HandleMap<ReaderBytes>> {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

@@ -11,7 +11,7 @@
 #![allow(unsafe_code)] // keeps ROCr's table pointer from OnLoad to OnUnload
 
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::agents::{AgentInfo, Agents};
 use crate::code_object::{self, rewriter};
@@ -35,7 +35,11 @@ pub struct Session {
     /// Our hooks, in `PATCHED` order, as written into the table.
     hooks: [usize; 4],
     unloaded: AtomicBool,
-    warned_no_rewriter: AtomicBool,
+    /// `AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES`, read once by `OnLoad`.
+    opt_in: bool,
+    /// Whether any rewrite is possible in this runtime instance (decided on the
+    /// first hook call: agents and the rewriter do not change afterwards).
+    possible: OnceLock<bool>,
 }
 
 static CURRENT: AtomicPtr<Session> = AtomicPtr::new(std::ptr::null_mut());
@@ -67,7 +71,8 @@ pub fn load(table: CoreTable, originals: Originals, hooks: [usize; 4]) -> Result
         table: (table.raw() as usize, table.size()),
         hooks,
         unloaded: AtomicBool::new(false),
-        warned_no_rewriter: AtomicBool::new(false),
+        opt_in: policy::entry_trampolines_requested(),
+        possible: OnceLock::new(),
     }));
     // Published before the hooks are reachable through the table.
     CURRENT.store(session as *const Session as *mut Session, Ordering::Release);
@@ -130,27 +135,37 @@ impl Plan {
 
 impl Session {
     /// True when some agent of this runtime is a rewrite candidate and a rewriter
-    /// is present: only then are readers recorded and files read.
+    /// is present: only then are readers recorded and files read. Decided once
+    /// per `OnLoad` (one atomic load afterwards), so a process that never
+    /// rewrites pays nothing that grows with code objects or readers.
     pub fn rewrite_possible(&self) -> bool {
-        let opt_in = policy::entry_trampolines_requested();
-        let candidates = self
-            .agents
-            .all(&self.originals)
-            .iter()
-            .any(|a| policy::has_candidate(a.target(), opt_in));
-        if !candidates {
-            return false;
-        }
-        if rewriter::is_available() {
-            return true;
-        }
-        if !self.warned_no_rewriter.swap(true, Ordering::Relaxed) {
-            log::warn!(
-                "a gfx1250 A0 (or opted-in gfx12.5) agent is present but no rewriter is available \
-                 (this COMGR has no amd_comgr_hotswap_rewrite): code objects are loaded unmodified"
-            );
-        }
-        false
+        *self.possible.get_or_init(|| {
+            let agents = self.agents.all(&self.originals);
+            let candidates: Vec<String> = agents
+                .iter()
+                .filter(|a| policy::has_candidate(a.target(), self.opt_in))
+                .map(|a| format!("{:#x} ({} {})", a.handle, a.isa_name, a.stepping()))
+                .collect();
+            if candidates.is_empty() {
+                log::debug!(
+                    "{} agent(s), none needs a rewrite (opt-in {}): every call passes through",
+                    agents.len(),
+                    if self.opt_in { "on" } else { "off" }
+                );
+                return false;
+            }
+            if !rewriter::is_available() {
+                log::warn!(
+                    "rewrite candidate agent(s) {} present but no rewriter is available \
+                     (this COMGR has no working amd_comgr_hotswap_rewrite): code objects are \
+                     loaded unmodified",
+                    candidates.join(", ")
+                );
+                return false;
+            }
+            log::debug!("rewrite candidate agent(s): {}", candidates.join(", "));
+            true
+        })
     }
 
     /// After a successful original create-from-memory.
@@ -191,20 +206,28 @@ impl Session {
 
     /// Decides what the load hook does for `reader` on `agent`.
     pub fn plan_load(&self, agent: hsa_agent_t, reader: hsa_code_object_reader_t) -> Plan {
-        let Some(entry) = self.readers.get(reader) else {
+        if !self.rewrite_possible() {
             return Plan::original();
-        };
-        let pin = match &entry {
-            ReaderBytes::File(bytes) => Some(Arc::clone(bytes)),
-            ReaderBytes::Borrowed { .. } => None,
-        };
+        }
+        // The agent first (lock-free): a load on an agent that is never rewritten
+        // touches the reader map only while file readers are alive (to pin them).
         let info = self.agents.get(&self.originals, agent);
-        let opt_in = policy::entry_trampolines_requested();
-        let what = describe(&info, reader);
+        let opt_in = self.opt_in;
+        let what = Describe(&info, reader);
         if !policy::has_candidate(info.target(), opt_in) {
             log::debug!("{what}: agent is not a rewrite candidate; original loaded");
+            let pin = if self.readers.has_files() {
+                self.readers.get(reader).and_then(|e| e.file())
+            } else {
+                None
+            };
             return Plan::Original { pin };
         }
+        let Some(entry) = self.readers.get(reader) else {
+            log::debug!("{what}: reader not created through the tool; original loaded");
+            return Plan::original();
+        };
+        let pin = entry.file();
         // SAFETY: the application is loading through `reader`, so it has not been
         // destroyed and the memory behind it is still valid (ROCr's rule).
         let bytes = unsafe { entry.as_slice() };
@@ -257,16 +280,23 @@ impl Session {
     }
 }
 
-fn describe(info: &AgentInfo, reader: hsa_code_object_reader_t) -> String {
-    format!(
-        "load reader {:#x} on agent {:#x} ({} {})",
-        reader.handle,
-        info.handle,
-        if info.isa_name.is_empty() {
-            "no ISA"
-        } else {
-            &info.isa_name
-        },
-        info.stepping()
-    )
+/// "load reader … on agent … (isa stepping)", formatted only when logged.
+struct Describe<'a>(&'a AgentInfo, hsa_code_object_reader_t);
+
+impl std::fmt::Display for Describe<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let info = self.0;
+        write!(
+            f,
+            "load reader {:#x} on agent {:#x} ({} {})",
+            self.1.handle,
+            info.handle,
+            if info.isa_name.is_empty() {
+                "no ISA"
+            } else {
+                &info.isa_name
+            },
+            info.stepping()
+        )
+    }
 }
