@@ -133,6 +133,14 @@ pub unsafe extern "C" fn hotswap_is_supported_pair(
 /// `isa_name` NULL is a size query. If the buffer is too small, nothing is written
 /// to it and `HOTSWAP_STATUS_BUFFER_TOO_SMALL` is returned: never a truncated name.
 ///
+/// Reads only the ELF header (constant time): ELF64 little-endian, `EM_AMDGPU`, OS
+/// ABI HSA, code object v4 to v6, the processor from `EF_AMDGPU_MACH`, then
+/// `:sramecc+`/`-` and `:xnack+`/`-` only when set explicitly. A processor value
+/// unknown here is asked of the linked COMGR. Errors (nothing written):
+/// `HOTSWAP_STATUS_INVALID_CODE_OBJECT`, `HOTSWAP_STATUS_NOT_AMDGPU_CODE_OBJECT`,
+/// `HOTSWAP_STATUS_UNSUPPORTED_CODE_OBJECT_VERSION`,
+/// `HOTSWAP_STATUS_UNKNOWN_PROCESSOR`.
+///
 /// # Safety
 /// `elf` is NULL or points to `size` readable bytes; `isa_name_size` is NULL or
 /// valid for reads and writes; `isa_name` is NULL or points to `*isa_name_size`
@@ -191,6 +199,15 @@ pub unsafe extern "C" fn hotswap_code_object_isa_name(
 /// `*out_size` bytes that differs from the input; release it with `free()`.
 /// `HOTSWAP_STATUS_UNCHANGED` means the rewriter produced identical bytes: `*out`
 /// stays `elf` and must not be freed.
+///
+/// The rewriter is the library named by the environment variable
+/// `HSA_HOTSWAP_REWRITER` (an absolute path), else the linked COMGR; it is
+/// resolved once per process. `HOTSWAP_STATUS_REWRITER_UNAVAILABLE`: it lacks
+/// `amd_comgr_hotswap_rewrite`, is the raw-buffer prototype (exports
+/// `amd_comgr_hotswap_needs_transpile`), or is COMGR's deprecated stub (detected
+/// by one probe rewrite). `HOTSWAP_STATUS_REWRITE_FAILED`: the rewriter returned
+/// an error, or output that is empty or not an AMDGPU ELF.
+/// `HOTSWAP_STATUS_OUT_OF_MEMORY`: allocation failed. The input is never modified.
 ///
 /// # Safety
 /// `elf` is NULL or points to `size` readable bytes; the ISA names are NULL or
