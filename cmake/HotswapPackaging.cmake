@@ -85,7 +85,20 @@ install(FILES "${PROJECT_SOURCE_DIR}/LICENSE"
 configure_file("${_packaging_dir}/rpm/changelog.in" "${_pkg_gen}/rpm-changelog" @ONLY)
 
 # --- CPack -----------------------------------------------------------------------
-set(CPACK_GENERATOR "DEB;RPM")
+# Default generators: the formats this machine can build (dpkg-shlibdeps for DEB,
+# rpmbuild for RPM); `cpack -G DEB|RPM` picks one explicitly.
+find_program(HOTSWAP_DPKG_SHLIBDEPS dpkg-shlibdeps)
+find_program(HOTSWAP_RPMBUILD rpmbuild)
+set(CPACK_GENERATOR)
+if(HOTSWAP_DPKG_SHLIBDEPS)
+  list(APPEND CPACK_GENERATOR DEB)
+endif()
+if(HOTSWAP_RPMBUILD)
+  list(APPEND CPACK_GENERATOR RPM)
+endif()
+if(NOT CPACK_GENERATOR)
+  set(CPACK_GENERATOR DEB RPM)  # cpack then says which tool is missing
+endif()
 set(CPACK_PACKAGE_NAME "${_pkg_runtime}")
 set(CPACK_PACKAGE_VENDOR "The hotswap authors")
 set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
@@ -139,6 +152,41 @@ set(CPACK_DEBIAN_LIB_PACKAGE_NAME "${_pkg_runtime}")
 set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_LIB_DESCRIPTION "${_summary_lib}\n${_description_lib}")
 set(CPACK_DEBIAN_LIB_PACKAGE_SHLIBDEPS ON)
+# dpkg-shlibdeps names the package of a linked library only if that package
+# ships shlibs or symbols control data. Debian's libhsa-runtime64-1 and
+# libamd-comgr2 do; ROCm's own packages (hsa-rocr, comgr) do not, and CPack runs
+# dpkg-shlibdeps with --ignore-missing-info, which would then drop ROCr or COMGR
+# from Depends without a word. Name such a package explicitly, at least the
+# version built against.
+set(_explicit_depends)
+find_program(HOTSWAP_DPKG_QUERY dpkg-query)
+if(HOTSWAP_DPKG_QUERY)
+  foreach(_target IN ITEMS hsa-runtime64::hsa-runtime64 amd_comgr)
+    get_target_property(_location ${_target} LOCATION)
+    file(REAL_PATH "${_location}" _location)
+    execute_process(COMMAND "${HOTSWAP_DPKG_QUERY}" -S "${_location}"
+                    OUTPUT_VARIABLE _owner RESULT_VARIABLE _rc ERROR_QUIET)
+    if(NOT _rc EQUAL 0 OR NOT _owner MATCHES "^([^:, ]+)(:[^:, ]+)?: ")
+      continue()  # not from a Debian package: nothing to name
+    endif()
+    set(_owner_name "${CMAKE_MATCH_1}")
+    set(_owner_query "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
+    execute_process(COMMAND "${HOTSWAP_DPKG_QUERY}" --control-path "${_owner_query}" shlibs
+                    OUTPUT_VARIABLE _shlibs ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+    execute_process(COMMAND "${HOTSWAP_DPKG_QUERY}" --control-path "${_owner_query}" symbols
+                    OUTPUT_VARIABLE _symbols ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(_shlibs OR _symbols)
+      continue()  # dpkg-shlibdeps will name it, with the right version
+    endif()
+    execute_process(COMMAND "${HOTSWAP_DPKG_QUERY}" -W "-f=\${Version}" "${_owner_query}"
+                    OUTPUT_VARIABLE _owner_version ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+    message(STATUS "hotswap: ${_owner_name} has no shlibs/symbols data; the DEB depends on it explicitly")
+    list(APPEND _explicit_depends "${_owner_name} (>= ${_owner_version})")
+  endforeach()
+endif()
+if(_explicit_depends)
+  list(JOIN _explicit_depends ", " CPACK_DEBIAN_LIB_PACKAGE_DEPENDS)
+endif()
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME "${_pkg_deb_devel}")
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_DESCRIPTION "${_summary_dev}\n${_description_dev}")
