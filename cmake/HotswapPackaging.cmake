@@ -1,4 +1,5 @@
-# DEB and RPM packages with CPack (`cpack -G "DEB;RPM"` in the build tree).
+# DEB and RPM packages with CPack (`cpack` in the build tree; `-G DEB` or `-G RPM`
+# for one format).
 #
 #   package            DEB                  RPM                 contents
 #   runtime            hsa-hotswap          hsa-hotswap         libhsa-hotswap.so, copyright/licence
@@ -62,20 +63,27 @@ string(TIMESTAMP HOTSWAP_PACKAGE_DATE_RFC2822 "%a, %d %b %Y %H:%M:%S +0000" UTC)
 string(TIMESTAMP HOTSWAP_PACKAGE_DATE_RPM "%a %b %d %Y" UTC)
 set(CPACK_PACKAGE_CONTACT "${HOTSWAP_PACKAGE_MAINTAINER}")
 
-find_program(HOTSWAP_GZIP gzip REQUIRED)
+find_program(HOTSWAP_GZIP gzip)
+if(NOT HOTSWAP_GZIP)
+  message(WARNING "hotswap: gzip not found; the DEBs will lack changelog.Debian.gz")
+endif()
 set(_pkg_gen "${PROJECT_BINARY_DIR}/packaging")
 foreach(_pkg IN ITEMS ${_pkg_runtime} ${_pkg_deb_devel})
-  set(HOTSWAP_DEB_PACKAGE "${_pkg}")
-  configure_file("${_packaging_dir}/debian/changelog.in" "${_pkg_gen}/${_pkg}/changelog.Debian" @ONLY)
-  # gzip -9n: maximum compression, no name or time stamp (what lintian expects).
-  execute_process(COMMAND "${HOTSWAP_GZIP}" -9nc "${_pkg_gen}/${_pkg}/changelog.Debian"
-                  OUTPUT_FILE "${_pkg_gen}/${_pkg}/changelog.Debian.gz"
-                  RESULT_VARIABLE _gzip_result)
-  if(NOT _gzip_result EQUAL 0)
-    message(FATAL_ERROR "gzip failed on ${_pkg_gen}/${_pkg}/changelog.Debian")
+  set(_doc_files "${_packaging_dir}/debian/copyright")
+  if(HOTSWAP_GZIP)
+    set(HOTSWAP_DEB_PACKAGE "${_pkg}")
+    configure_file("${_packaging_dir}/debian/changelog.in" "${_pkg_gen}/${_pkg}/changelog.Debian" @ONLY)
+    # gzip -9n: maximum compression, no name or time stamp (what lintian expects).
+    execute_process(COMMAND "${HOTSWAP_GZIP}" -9nc "${_pkg_gen}/${_pkg}/changelog.Debian"
+                    OUTPUT_FILE "${_pkg_gen}/${_pkg}/changelog.Debian.gz"
+                    RESULT_VARIABLE _gzip_result)
+    if(NOT _gzip_result EQUAL 0)
+      message(FATAL_ERROR "gzip failed on ${_pkg_gen}/${_pkg}/changelog.Debian")
+    endif()
+    list(APPEND _doc_files "${_pkg_gen}/${_pkg}/changelog.Debian.gz")
   endif()
   string(REPLACE "-" "_" _component "${_pkg}-deb-doc")
-  install(FILES "${_packaging_dir}/debian/copyright" "${_pkg_gen}/${_pkg}/changelog.Debian.gz"
+  install(FILES ${_doc_files}
     DESTINATION "${_usr_share}/doc/${_pkg}"
     COMPONENT ${_component} EXCLUDE_FROM_ALL)
 endforeach()
