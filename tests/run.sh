@@ -41,6 +41,32 @@ setup() {
   done
 }
 
+# The installed tool at work end to end, with no AMD GPU: tests/standin is a ROCr
+# stand-in that loads the tool exactly as ROCr does (HSA_TOOLS_LIB, OnLoad with
+# its API table, OnUnload at exit) and loads real clang-22 code objects on fake
+# agents through the patched table.
+demo_tool() {
+  local tool rewriter standin=build/tests/standin/hotswap-standin
+  tool=$(find "$1" -name libhsa-hotswap.so -print -quit)
+  rewriter=$(find "$here/build/tests" -name libtest-rewriter-change.so -print -quit)
+  local -a env=(HSA_TOOLS_LIB="$tool" STANDIN_CODE_OBJECTS=build/tests/standin/code-objects)
+  log "the tool at work: the installed $tool, loaded by a ROCr stand-in; real clang-22 code objects; 7 agents"
+  cat <<'TEXT'
+Rewriter: the "change" TEST DOUBLE (tests/rewriters), because COMGR's real
+amd_comgr_hotswap_rewrite is a deprecated stub that always fails and Debian's
+COMGR 2.4 has none. The double implements COMGR's data-object ABI and marks its
+output, so the stand-in's loader can tell a rewritten code object apart.
+Expected: only the gfx1250 code object on the gfx1250 A0 agent (ASIC revision 0)
+is rewritten; every other agent gets the application's own bytes.
+TEXT
+  env "${env[@]}" HSA_HOTSWAP_REWRITER="$rewriter" HSA_HOTSWAP_LOG_LEVEL=info "$standin" demo
+  log "the tool's own account of the A0 agent's loads (HSA_HOTSWAP_VERBOSE=1: every decision, at debug level)"
+  env "${env[@]}" HSA_HOTSWAP_REWRITER="$rewriter" HSA_HOTSWAP_VERBOSE=1 STANDIN_AGENTS=gfx1250-A0 \
+    STANDIN_QUIET=1 "$standin" demo 2>&1 | grep '^hotswap:'
+  log "the same with Debian's COMGR, which has no rewriter: every original is loaded, one warning says why"
+  env "${env[@]}" "$standin" demo
+}
+
 case "$mode" in
   demo)
     setup
@@ -55,6 +81,7 @@ case "$mode" in
     cmake --build build/demo-consumer >/dev/null
     build/demo-consumer/consumer_c
     build/demo-consumer/consumer_dlopen
+    demo_tool "$prefix"
     ;;
   test)
     setup

@@ -564,27 +564,30 @@ void scenario_dedupe() {
 void scenario_demo() {
   init();
   const char *rewriter = std::getenv("HSA_HOTSWAP_REWRITER");
-  std::printf("tool list (HSA_TOOLS_LIB): %s\n", std::getenv("HSA_TOOLS_LIB"));
-  std::printf("OnLoad: %s\n", failed_tools().empty() ? "true (four table slots patched)" : "false");
-  std::printf("rewriter: %s\n", rewriter ? rewriter : "the linked COMGR (Debian's libamd_comgr.so.2)");
-  std::printf("\n%-16s %-40s %-3s  %-16s %s\n", "agent", "agent ISA", "rev", "code object", "what ROCr loaded");
+  std::printf("stand-in: HSA_TOOLS_LIB=%s\n", std::getenv("HSA_TOOLS_LIB"));
+  std::printf("stand-in: OnLoad returned %s\n", failed_tools().empty() ? "true (four table slots patched)" : "false");
+  std::printf("stand-in: rewriter: %s\n", rewriter ? rewriter : "none given: the COMGR the tool is linked with");
+  std::printf("\n%-16s %-42s %-4s %-8s %s\n", "agent", "first ISA", "rev", "object", "what the loader got");
+  int rewritten = 0, loads = 0;
   for (const Agent &agent : agents()) {
     for (const char *co : {"gfx1250", "gfx942"}) {
-      unsigned before = rewriter_calls();
       Outcome o = load_memory(object(co), agent);
-      unsigned calls = rewriter_calls() - before;
+      ++loads;
       std::string what;
-      if (o.status != HSA_STATUS_SUCCESS)
+      if (o.status != HSA_STATUS_SUCCESS) {
         what = "load failed";
-      else if (o.rewritten)
-        what = "REWRITTEN code object (" + std::to_string(o.size) + " bytes, tool-owned)";
-      else
-        what = "the application's original bytes";
-      if (calls) what += ", rewriter called";
-      std::printf("%-16s %-40s %-3s  %-16s %s\n", agent.label.c_str(), agent.isa.empty() ? "(none: CPU)" : agent.isa.c_str(),
+      } else if (o.rewritten) {
+        what = "REWRITTEN copy (" + std::to_string(o.size) + " bytes, kept by the tool)";
+        ++rewritten;
+      } else {
+        what = "the application's own bytes";
+      }
+      std::printf("%-16s %-42s %-4s %-8s %s\n", agent.label.c_str(),
+                  agent.isa.empty() ? "(none: CPU agent)" : agent.isa.c_str(),
                   agent.revision < 0 ? "?" : std::to_string(agent.revision).c_str(), co, what.c_str());
     }
   }
+  std::printf("\nstand-in: %d loads intercepted, %d rewritten\n", loads, rewritten);
   std::fflush(stdout);
 }
 

@@ -34,12 +34,13 @@ impl AgentInfo {
         }
     }
 
-    /// `A0`, `B0`… for a known revision, `unknown` otherwise (for log lines).
+    /// `rev 0 (A0)`, `rev 1`… for a known revision, `rev unknown` otherwise
+    /// (for log lines; stepping letters are named for gfx1250 only).
     pub fn stepping(&self) -> String {
         match self.revision {
-            Some(r) if r < 26 => format!("{}0", char::from(b'A' + r as u8)),
-            Some(r) => format!("rev{r}"),
-            None => "unknown".to_owned(),
+            Some(0) if self.target().gfx == "gfx1250" => "rev 0 (A0)".to_owned(),
+            Some(r) => format!("rev {r}"),
+            None => "rev unknown".to_owned(),
         }
     }
 
@@ -65,7 +66,7 @@ impl AgentInfo {
             revision,
         };
         log::debug!(
-            "agent {:#x}: {} isa={} revision={}",
+            "agent {:#x}: {}, first ISA {}, {}",
             info.handle,
             if info.is_gpu { "gpu" } else { "non-gpu" },
             if info.isa_name.is_empty() {
@@ -134,7 +135,7 @@ mod tests {
             isa_name: "amdgcn-amd-amdhsa--gfx1250".into(),
             revision: Some(0),
         };
-        assert_eq!(a.stepping(), "A0");
+        assert_eq!(a.stepping(), "rev 0 (A0)");
         assert_eq!(
             a.target(),
             AgentTarget {
@@ -143,8 +144,8 @@ mod tests {
             }
         );
         a.revision = Some(1);
-        assert_eq!(a.stepping(), "B0");
+        assert_eq!(a.stepping(), "rev 1");
         a.revision = None;
-        assert_eq!(a.stepping(), "unknown");
+        assert_eq!(a.stepping(), "rev unknown");
     }
 }
