@@ -44,18 +44,24 @@ export -f compile
 export clang kernel
 
 # Which features each processor supports: clang refuses a target ID with a
-# feature the processor lacks. Probed at code object v6 (accepted by all).
+# feature the processor lacks. Probed at code object v6 (accepted by all), in
+# parallel; a probe that builds leaves a file.
+mkdir -p "$out/probe"
+for p in "${processors[@]}"; do
+  for id in "$p" "$p:xnack+" "$p:sramecc+"; do echo "$id 6 $out/probe/$id"; done
+done | xargs -P "$(nproc)" -L 1 bash -c 'compile "$0" "$1" "$2" || rm -f "$2"'
+
 jobs="$out/jobs.txt"
 : >"$jobs"
 no_mach=()
 for p in "${processors[@]}"; do
-  if ! compile "$p" 6 "$out/obj/probe.co"; then
+  if [[ ! -f "$out/probe/$p" ]]; then
     no_mach+=("$p")
     continue
   fi
   xnack=("") sramecc=("")
-  compile "$p:xnack+" 6 "$out/obj/probe.co" && xnack+=(":xnack+" ":xnack-")
-  compile "$p:sramecc+" 6 "$out/obj/probe.co" && sramecc+=(":sramecc+" ":sramecc-")
+  [[ -f "$out/probe/$p:xnack+" ]] && xnack+=(":xnack+" ":xnack-")
+  [[ -f "$out/probe/$p:sramecc+" ]] && sramecc+=(":sramecc+" ":sramecc-")
   for cov in 4 5 6; do
     for s in "${sramecc[@]}"; do
       for x in "${xnack[@]}"; do
@@ -64,7 +70,7 @@ for p in "${processors[@]}"; do
     done
   done
 done
-rm -f "$out/obj/probe.co"
+rm -rf "$out/probe"
 
 # Build everything in parallel; a job LLVM refuses (generic targets before v6)
 # leaves no file.
