@@ -15,7 +15,9 @@
 # Package-only files (Debian's copyright and changelog, the RPM licence) are in
 # their own components, excluded from `cmake --install`; they always go to
 # /usr/share/doc/<package> (resp. /usr/share/licenses/<package>), where dpkg and
-# rpm tools look for them, whatever the prefix.
+# rpm tools look for them, whatever the prefix. (So installing one of those
+# components by hand, `cmake --install --component ...`, writes to /usr/share
+# unless the prefix is /usr; cpack stages them with DESTDIR.)
 #
 # Dependencies come from the binary: dpkg-shlibdeps and rpm's automatic requires
 # read the NEEDED entries (libhsa-runtime64, libamd_comgr, libc, libgcc_s), so the
