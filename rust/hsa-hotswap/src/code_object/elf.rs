@@ -267,14 +267,17 @@ fn read_note(area: &[u8], at: usize) -> Option<(Note<'_>, usize)> {
 mod tests {
     use super::*;
 
-    /// An ELF64 LE object: header, one PT_NOTE program header, then `notes`.
+    /// An ELF64 LE gfx1250 v5 object: header, one PT_NOTE program header, then `notes`.
     fn object_with_notes(notes: &[u8]) -> Vec<u8> {
         let mut o = vec![0u8; EHDR_SIZE + PHDR_SIZE];
         o[..4].copy_from_slice(&ELF_MAGIC);
         o[4] = ELFCLASS64;
         o[5] = ELFDATA2LSB;
         o[6] = EV_CURRENT;
+        o[7] = 64; // ELFOSABI_AMDGPU_HSA
+        o[8] = 3; // code object v5
         o[18..20].copy_from_slice(&224u16.to_le_bytes());
+        o[48..52].copy_from_slice(&0x49u32.to_le_bytes()); // gfx1250
         o[32..40].copy_from_slice(&(EHDR_SIZE as u64).to_le_bytes()); // e_phoff
         o[54..56].copy_from_slice(&(PHDR_SIZE as u16).to_le_bytes());
         o[56..58].copy_from_slice(&1u16.to_le_bytes());
@@ -396,6 +399,7 @@ mod tests {
                 }
             }
             let _ = super::super::metadata::read(&o);
+            let _ = super::super::isa::isa_name(&o);
         }
     }
 }
