@@ -3,15 +3,11 @@
 # The Rust crate is not compiled again: the tree shares the main build's cargo
 # target directory (HOTSWAP_CARGO_TARGET_DIR), where it is already up to date.
 # Inputs: SOURCE_DIR, SCRATCH, PREFIX, GENERATOR, BUILD_TYPE, CARGO_TARGET_DIR,
-#         HSA_DIR, COMGR_DIR, CPACK.
+#         HSA_DIR, COMGR_DIR, CPACK, DISABLE_CORROSION (ON when the main tree used
+#         Corrosion: the package trees then share CARGO_TARGET_DIR through the
+#         in-tree cargo module instead).
 cmake_minimum_required(VERSION 3.22)
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE _rc)
-  if(NOT _rc EQUAL 0)
-    string(REPLACE ";" " " _cmd "${ARGN}")
-    message(FATAL_ERROR "failed (${_rc}): ${_cmd}")
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
 
 set(_build "${SCRATCH}/build")
 set(_out "${SCRATCH}/packages")
@@ -24,6 +20,7 @@ run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${_build}" -G "${GENERATOR}"
     "-Dhsa-runtime64_DIR=${HSA_DIR}"
     "-Damd_comgr_DIR=${COMGR_DIR}"
     -DHOTSWAP_BUILD_TESTS=OFF
+    "-DCMAKE_DISABLE_FIND_PACKAGE_Corrosion=${DISABLE_CORROSION}"
     "-DHOTSWAP_CARGO_TARGET_DIR=${CARGO_TARGET_DIR}")
 run("${CMAKE_COMMAND}" --build "${_build}" --config "${BUILD_TYPE}")
 # CPACK_GENERATOR is "DEB;RPM" (cmake/HotswapPackaging.cmake).
