@@ -21,6 +21,8 @@ pub struct AgentInfo {
     pub is_gpu: bool,
     /// The first ISA's name, empty when the agent has none (CPU agents).
     pub isa_name: String,
+    /// The processor in `isa_name` (`gfx1250`), extracted once.
+    pub gfx: String,
     /// `HSA_AMD_AGENT_INFO_ASIC_REVISION`, `None` when the query failed.
     pub revision: Option<u32>,
 }
@@ -29,7 +31,7 @@ impl AgentInfo {
     /// The processor and revision the policy looks at.
     pub fn target(&self) -> AgentTarget<'_> {
         AgentTarget {
-            gfx: policy::gfx_target(&self.isa_name),
+            gfx: &self.gfx,
             revision: self.revision,
         }
     }
@@ -62,6 +64,7 @@ impl AgentInfo {
         let info = AgentInfo {
             handle: agent.handle,
             is_gpu,
+            gfx: policy::gfx_target(&isa_name).to_owned(),
             isa_name,
             revision,
         };
@@ -107,14 +110,21 @@ impl Agents {
 
     /// Every agent of the runtime (`hsa_iterate_agents_fn`), queried once.
     /// An iteration failure gives an empty list: no rewrite is then possible.
+    /// Computed without holding any lock while ROCr runs: two threads racing on
+    /// the first call may both query (same answer); the first result is kept.
     pub fn all(&self, originals: &Originals) -> &[Arc<AgentInfo>] {
-        self.all.get_or_init(|| match originals.agents() {
+        if let Some(all) = self.all.get() {
+            return all;
+        }
+        let list = match originals.agents() {
             Ok(list) => list.into_iter().map(|a| self.get(originals, a)).collect(),
             Err(status) => {
                 log::warn!("hsa_iterate_agents failed (status {status:#x}); no code object will be rewritten");
                 Vec::new()
             }
-        })
+        };
+        let _ = self.all.set(list);
+        self.all.get().map_or(&[], Vec::as_slice)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<AgentInfo>>> {
@@ -133,6 +143,7 @@ mod tests {
             handle: 1,
             is_gpu: true,
             isa_name: "amdgcn-amd-amdhsa--gfx1250".into(),
+            gfx: "gfx1250".into(),
             revision: Some(0),
         };
         assert_eq!(a.stepping(), "rev 0 (A0)");

@@ -2,7 +2,8 @@
 //! it calls the function the slot held before (the "original", possibly an earlier
 //! tool's wrapper) on every path; the decisions run inside [`ffi_boundary`] whose
 //! fallback is that plain call. Any thread, concurrently; no lock is held while
-//! ROCr or the rewriter runs.
+//! ROCr or the rewriter runs. Once a session is known to never rewrite, each hook
+//! is one atomic load and the call to the original.
 #![allow(unsafe_code)] // C entry points called by ROCr's table trampolines
 
 use std::ffi::{c_char, c_void};
@@ -39,7 +40,7 @@ unsafe extern "C" fn create_from_memory(
     };
     // SAFETY: the caller's arguments, forwarded unchanged to the saved original.
     let status = unsafe { (session.originals.create_from_memory)(code_object, size, reader) };
-    if status == HSA_STATUS_SUCCESS && !reader.is_null() {
+    if status == HSA_STATUS_SUCCESS && !reader.is_null() && !session.passes_through() {
         // SAFETY: the original succeeded, so it wrote the handle through `reader`.
         let handle = unsafe { reader.read() };
         ffi_boundary("create_from_memory hook", (), || {
@@ -59,7 +60,7 @@ unsafe extern "C" fn create_from_file(
     let Some(session) = session::current() else {
         return HSA_STATUS_ERROR_NOT_INITIALIZED;
     };
-    if !reader.is_null() {
+    if !reader.is_null() && !session.passes_through() {
         let bytes = ffi_boundary("create_from_file hook", None, || {
             session.file_bytes_for_rewrite(file)
         });
@@ -90,6 +91,9 @@ unsafe extern "C" fn reader_destroy(reader: hsa_code_object_reader_t) -> hsa_sta
     let Some(session) = session::current() else {
         return HSA_STATUS_ERROR_NOT_INITIALIZED;
     };
+    if session.passes_through() {
+        return session.originals.destroy(reader);
+    }
     let entry = ffi_boundary("reader_destroy hook", None, || {
         session
             .rewrite_possible()
@@ -114,6 +118,10 @@ unsafe extern "C" fn load_agent_code_object(
         return HSA_STATUS_ERROR_NOT_INITIALIZED;
     };
     let load = session.originals.load_agent_code_object;
+    if session.passes_through() {
+        // SAFETY: the caller's arguments, forwarded unchanged to the saved original.
+        return unsafe { load(executable, agent, reader, options, loaded) };
+    }
     let plan = ffi_boundary("load_agent_code_object hook", Plan::original(), || {
         session.plan_load(agent, reader)
     });

@@ -9,17 +9,17 @@
 //! static destructors).
 //!
 //! Identical code objects rewritten for the same ISA pair are rewritten once and
-//! retained once: the cache key is (source ISA, target ISA, size, 64-bit SipHash
-//! of the bytes). Hashing reads the bytes, which only happens on the rewrite path
-//! (where the rewriter reads and copies them anyway). Concurrent requests for the
-//! same key wait for the one rewrite in progress (a per-key lock); no global lock
-//! is held while the rewriter runs.
+//! retained once: the cache key is (source ISA, target ISA, size, SipHash and
+//! FNV-1a of the bytes: 128 bits). Hashing reads the bytes, which only happens on
+//! the rewrite path (where the rewriter reads and copies them anyway). Concurrent
+//! requests for the same key wait on a condition variable for the one rewrite in
+//! progress; no lock is held while the rewriter runs.
 #![allow(unsafe_code)] // turns the rewriter's malloc'd buffers into process-lifetime slices
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use crate::code_object::rewriter::{RetargetError, Retargeted};
 use crate::policy::Decision;
@@ -81,11 +81,25 @@ struct Key {
     source: String,
     target: String,
     len: usize,
-    hash: u64,
+    hash: (u64, u64),
 }
 
-type CacheSlot = Arc<Mutex<Option<Outcome>>>;
-static CACHE: Mutex<Option<HashMap<Key, CacheSlot>>> = Mutex::new(None);
+/// One cache entry: a rewrite in progress (other threads wait for it) or done.
+#[derive(Clone, Copy, Debug)]
+enum Entry {
+    InProgress,
+    Done(Outcome),
+}
+
+struct Cache {
+    map: Mutex<Option<HashMap<Key, Entry>>>,
+    done: Condvar,
+}
+
+static CACHE: Cache = Cache {
+    map: Mutex::new(None),
+    done: Condvar::new(),
+};
 static PINNED: Mutex<Vec<Arc<[u8]>>> = Mutex::new(Vec::new());
 
 /// Keeps `bytes` alive for the rest of the process (ROCr loaded from them).
@@ -97,34 +111,70 @@ pub fn pin(bytes: &Arc<[u8]>) {
     }
 }
 
+fn key(code_object: &[u8], decision: &Decision) -> Key {
+    let mut sip = std::collections::hash_map::DefaultHasher::new();
+    code_object.hash(&mut sip);
+    // A second, independent 64-bit hash (FNV-1a): 128 bits in all.
+    let fnv = code_object.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    Key {
+        source: decision.source.clone(),
+        target: decision.target.clone(),
+        len: code_object.len(),
+        hash: (sip.finish(), fnv),
+    }
+}
+
+/// Removes an in-progress entry if the rewrite did not complete (error or
+/// panic), and wakes the waiters so one of them can try.
+struct Claim<'a> {
+    key: &'a Key,
+    completed: bool,
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        let mut map = CACHE.map.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.completed {
+            if let Some(map) = map.as_mut() {
+                map.remove(self.key);
+            }
+        }
+        drop(map);
+        CACHE.done.notify_all();
+    }
+}
+
 /// The cached outcome of rewriting `code_object` with `decision`, calling
-/// `rewrite` only the first time. Failures are not cached (a later load retries).
+/// `rewrite` only the first time. Returns the outcome and whether it came from
+/// the cache. Failures are not cached (a later load retries). The cache lock is
+/// never held while `rewrite` runs; a concurrent request for the same key waits
+/// (on a condition variable) for the rewrite in progress.
 pub fn rewrite_once(
     code_object: &[u8],
     decision: &Decision,
     rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
 ) -> Result<(Outcome, bool), RetargetError> {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    code_object.hash(&mut hasher);
-    let key = Key {
-        source: decision.source.clone(),
-        target: decision.target.clone(),
-        len: code_object.len(),
-        hash: hasher.finish(),
-    };
-    let slot = {
-        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-        Arc::clone(
-            cache
-                .get_or_insert_with(HashMap::new)
-                .entry(key)
-                .or_default(),
-        )
-    };
-    let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(outcome) = *slot {
-        return Ok((outcome, true));
+    let key = key(code_object, decision);
+    {
+        let mut map = CACHE.map.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match map.get_or_insert_with(HashMap::new).get(&key) {
+                Some(Entry::Done(outcome)) => return Ok((*outcome, true)),
+                Some(Entry::InProgress) => {
+                    map = CACHE.done.wait(map).unwrap_or_else(|e| e.into_inner());
+                }
+                None => break,
+            }
+        }
+        map.get_or_insert_with(HashMap::new)
+            .insert(key.clone(), Entry::InProgress);
     }
+    let mut claim = Claim {
+        key: &key,
+        completed: false,
+    };
     STATS.rewriter_calls.fetch_add(1, Ordering::Relaxed);
     let outcome = match rewrite()? {
         Retargeted::Unchanged => Outcome::Unchanged,
@@ -142,7 +192,13 @@ pub fn rewrite_once(
             Outcome::Changed(unsafe { std::slice::from_raw_parts(ptr, len) })
         }
     };
-    *slot = Some(outcome);
+    {
+        let mut map = CACHE.map.lock().unwrap_or_else(|e| e.into_inner());
+        map.get_or_insert_with(HashMap::new)
+            .insert(key.clone(), Entry::Done(outcome));
+    }
+    claim.completed = true;
+    drop(claim);
     Ok((outcome, false))
 }
 
@@ -162,5 +218,40 @@ mod tests {
         assert!(matches!(o, Outcome::Unchanged) && !cached);
         let (o, cached) = rewrite_once(bytes, &d, || panic!("must not be called")).unwrap();
         assert!(matches!(o, Outcome::Unchanged) && cached);
+    }
+
+    #[test]
+    fn a_panicking_rewrite_releases_its_claim() {
+        let d = Decision {
+            source: "test-src-panic".into(),
+            target: "test-tgt".into(),
+        };
+        let bytes = b"another code object";
+        let r = std::panic::catch_unwind(|| rewrite_once(bytes, &d, || panic!("rewriter bug")));
+        assert!(r.is_err());
+        let (o, cached) = rewrite_once(bytes, &d, || Ok(Retargeted::Unchanged)).unwrap();
+        assert!(matches!(o, Outcome::Unchanged) && !cached);
+    }
+
+    #[test]
+    fn concurrent_requests_rewrite_once() {
+        let d = Decision {
+            source: "test-src-threads".into(),
+            target: "test-tgt".into(),
+        };
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..8 {
+                scope.spawn(|| {
+                    rewrite_once(b"shared", &d, || {
+                        calls.fetch_add(1, Ordering::SeqCst);
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                        Ok(Retargeted::Unchanged)
+                    })
+                    .unwrap()
+                });
+            }
+        });
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
 }

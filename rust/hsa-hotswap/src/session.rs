@@ -139,33 +139,47 @@ impl Session {
     /// per `OnLoad` (one atomic load afterwards), so a process that never
     /// rewrites pays nothing that grows with code objects or readers.
     pub fn rewrite_possible(&self) -> bool {
-        *self.possible.get_or_init(|| {
-            let agents = self.agents.all(&self.originals);
-            let candidates: Vec<String> = agents
-                .iter()
-                .filter(|a| policy::has_candidate(a.target(), self.opt_in))
-                .map(|a| format!("{:#x} ({} {})", a.handle, a.isa_name, a.stepping()))
-                .collect();
-            if candidates.is_empty() {
-                log::debug!(
-                    "{} agent(s), none needs a rewrite (opt-in {}): every call passes through",
-                    agents.len(),
-                    if self.opt_in { "on" } else { "off" }
-                );
-                return false;
-            }
-            if !rewriter::is_available() {
-                log::warn!(
-                    "rewrite candidate agent(s) {} present but no rewriter is available \
-                     (this COMGR has no working amd_comgr_hotswap_rewrite): code objects are \
-                     loaded unmodified",
-                    candidates.join(", ")
-                );
-                return false;
-            }
-            log::debug!("rewrite candidate agent(s): {}", candidates.join(", "));
-            true
-        })
+        if let Some(&possible) = self.possible.get() {
+            return possible;
+        }
+        // Computed outside any lock (it calls ROCr and may load the rewriter); a
+        // race on the first call computes twice and keeps the first answer.
+        let possible = self.compute_rewrite_possible();
+        *self.possible.get_or_init(|| possible)
+    }
+
+    /// True when this session is known to never rewrite: the hooks then call
+    /// the originals directly (one atomic load, no map, no boundary).
+    pub fn passes_through(&self) -> bool {
+        self.possible.get() == Some(&false)
+    }
+
+    fn compute_rewrite_possible(&self) -> bool {
+        let agents = self.agents.all(&self.originals);
+        let candidates: Vec<String> = agents
+            .iter()
+            .filter(|a| policy::has_candidate(a.target(), self.opt_in))
+            .map(|a| format!("{:#x} ({} {})", a.handle, a.isa_name, a.stepping()))
+            .collect();
+        if candidates.is_empty() {
+            log::debug!(
+                "{} agent(s), none needs a rewrite (opt-in {}): every call passes through",
+                agents.len(),
+                if self.opt_in { "on" } else { "off" }
+            );
+            return false;
+        }
+        if !rewriter::is_available() {
+            log::warn!(
+                "rewrite candidate agent(s) {} present but no rewriter is available \
+                 (this COMGR has no working amd_comgr_hotswap_rewrite): code objects are \
+                 loaded unmodified",
+                candidates.join(", ")
+            );
+            return false;
+        }
+        log::debug!("rewrite candidate agent(s): {}", candidates.join(", "));
+        true
     }
 
     /// After a successful original create-from-memory.
