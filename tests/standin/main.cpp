@@ -525,6 +525,19 @@ void scenario_threads() {
               rewriter_calls());
 }
 
+// HSA_TOOLS_LIB names the tool twice: ROCr dlopens the same library again and
+// calls OnLoad on the already patched table, which must refuse (no hook may
+// chain to itself) and leave the table alone; the first instance keeps working.
+void scenario_listed_twice() {
+  init();
+  CHECK(failed_tools().size() == 1, "%zu tools failed; expected the second entry only", failed_tools().size());
+  Outcome a0 = load_memory(object("gfx1250"), *agent_by_label("gfx1250-A0"));
+  CHECK(a0.status == HSA_STATUS_SUCCESS && a0.rewritten, "A0 load after a refused second OnLoad");
+  Outcome b0 = load_memory(object("gfx1250"), *agent_by_label("gfx1250-B0"));
+  CHECK(b0.status == HSA_STATUS_SUCCESS && !b0.rewritten, "B0 load");
+  std::printf("listed twice: second OnLoad refused, first instance rewrote on A0\n");
+}
+
 // Hooks racing OnUnload: loader threads keep loading through the table while
 // the main thread runs hsa_shut_down (OnUnload, then ROCr's Reset of the table).
 // Calls already inside a hook finish through the saved originals; every load
@@ -702,6 +715,7 @@ int main(int argc, char **argv) {
   else if (s == "reload") scenario_reload();
   else if (s == "threads") scenario_threads();
   else if (s == "unload-race") scenario_unload_race();
+  else if (s == "listed-twice") scenario_listed_twice();
   else if (s == "dedupe") scenario_dedupe();
   else if (s == "demo") scenario_demo();
   else if (s == "bench") scenario_bench(arg == "with");
