@@ -108,6 +108,15 @@ impl Agents {
         Arc::clone(self.lock().entry(agent.handle).or_insert(info))
     }
 
+    /// The agent, if `hsa_iterate_agents` listed it (lock-free, no reference count).
+    pub fn listed(&self, handle: u64) -> Option<&AgentInfo> {
+        self.all
+            .get()?
+            .iter()
+            .find(|a| a.handle == handle)
+            .map(|a| &**a)
+    }
+
     /// Every agent of the runtime (`hsa_iterate_agents_fn`), queried once.
     /// An iteration failure gives an empty list: no rewrite is then possible.
     /// Computed without holding any lock while ROCr runs: two threads racing on

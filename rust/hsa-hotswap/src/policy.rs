@@ -76,6 +76,12 @@ pub fn has_candidate(agent: AgentTarget<'_>, opt_in: bool) -> bool {
     gate_allows(agent) || (opt_in && is_gfx12_5(agent.gfx))
 }
 
+/// True when [`decide`] can give a pair for a code object of processor
+/// `source_gfx` on some agent: a reader over another object is never recorded.
+pub fn source_may_be_rewritten(source_gfx: &str, opt_in: bool) -> bool {
+    source_gfx == GFX1250 || (opt_in && is_gfx12_5(source_gfx))
+}
+
 /// Appends `feature` when the ISA's processor is `gfx1250` and it carries neither
 /// stepping feature yet; otherwise returns the ISA unchanged.
 fn with_stepping(isa: &str, feature: &str) -> String {
@@ -238,6 +244,43 @@ mod tests {
         // Empty ISA names never decide.
         assert_eq!(decide(agent("gfx1250", Some(0)), "", ISA1250, true), None);
         assert_eq!(decide(agent("gfx1250", Some(0)), ISA1250, "", true), None);
+    }
+
+    /// `source_may_be_rewritten` never rules out a pair `decide` would give.
+    #[test]
+    fn source_precheck_agrees_with_decide() {
+        let agents = [
+            ("gfx1250", Some(0)),
+            ("gfx1250", Some(1)),
+            ("gfx1250", None),
+            ("gfx1251", Some(0)),
+            ("gfx12-5-generic", None),
+            ("gfx942", Some(0)),
+            ("", None),
+        ];
+        let isas = [
+            ISA1250,
+            ISA1251,
+            GENERIC,
+            ISA942,
+            "amdgcn-amd-amdhsa--gfx125foo",
+        ];
+        for opt in [false, true] {
+            for (gfx, rev) in agents {
+                for src in isas {
+                    for tgt in isas {
+                        if decide(agent(gfx, rev), src, tgt, opt).is_some() {
+                            assert!(
+                                source_may_be_rewritten(gfx_target(src), opt),
+                                "{gfx} {src} {opt}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(!source_may_be_rewritten("gfx942", true));
+        assert!(!source_may_be_rewritten("gfx1251", false));
     }
 
     #[test]

@@ -183,14 +183,32 @@ impl Session {
     }
 
     /// After a successful original create-from-memory.
+    /// Records the reader only when its code object could be rewritten for some
+    /// agent (its ELF header names a processor the decision table can route).
     pub fn created_from_memory(&self, reader: hsa_code_object_reader_t, addr: usize, len: usize) {
-        if self.rewrite_possible() {
-            self.readers
-                .remember(reader, ReaderBytes::Borrowed { addr, len });
-            log::debug!(
-                "reader {:#x}: memory, {len} bytes at {addr:#x} (not copied)",
+        if !self.rewrite_possible() {
+            return;
+        }
+        let bytes = ReaderBytes::Borrowed { addr, len };
+        // SAFETY: ROCr's create-from-memory accepted the reader, and the caller
+        // must keep `len` bytes at `addr` valid until it destroys the reader.
+        let source = code_object::isa_name(unsafe { bytes.as_slice() });
+        match source {
+            Ok(isa) if policy::source_may_be_rewritten(policy::gfx_target(&isa), self.opt_in) => {
+                self.readers.remember(reader, bytes);
+                log::debug!(
+                    "reader {:#x}: memory, {len} bytes at {addr:#x}, {isa} (recorded, not copied)",
+                    reader.handle
+                );
+            }
+            Ok(isa) => log::debug!(
+                "reader {:#x}: memory, {len} bytes, {isa}: never rewritten here; not recorded",
                 reader.handle
-            );
+            ),
+            Err(e) => log::debug!(
+                "reader {:#x}: memory, {len} bytes, not an identifiable code object ({e:?}); not recorded",
+                reader.handle
+            ),
         }
     }
 
@@ -225,9 +243,16 @@ impl Session {
         }
         // The agent first (lock-free): a load on an agent that is never rewritten
         // touches the reader map only while file readers are alive (to pin them).
-        let info = self.agents.get(&self.originals, agent);
+        let queried;
+        let info = match self.agents.listed(agent.handle) {
+            Some(info) => info,
+            None => {
+                queried = self.agents.get(&self.originals, agent);
+                &*queried
+            }
+        };
         let opt_in = self.opt_in;
-        let what = Describe(&info, reader);
+        let what = Describe(info, reader);
         if !policy::has_candidate(info.target(), opt_in) {
             log::debug!("{what}: agent is not a rewrite candidate; original loaded");
             let pin = if self.readers.has_files() {
