@@ -263,7 +263,7 @@ impl Session {
             return Plan::Original { pin };
         }
         let Some(entry) = self.readers.get(reader) else {
-            log::debug!("{what}: reader not created through the tool; original loaded");
+            log::debug!("{what}: reader not recorded (its code object cannot be rewritten here); original loaded");
             return Plan::original();
         };
         let pin = entry.file();
