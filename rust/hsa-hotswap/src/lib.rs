@@ -8,7 +8,7 @@
 //! - [`boundary`]: the panic boundary every `extern "C"` function runs inside.
 //! - [`status`]: `hotswap_status_t`, the C result of the API.
 //! - [`version`]: version numbers and the tool's file name.
-//! - [`env`]: the one truthiness rule for environment variables.
+//! - [`mod@env`]: the one truthiness rule for environment variables.
 //! - [`tools_lib`]: the `HSA_TOOLS_LIB` parser (ROCr's syntax).
 //! - [`gfx`]: processor names inside ISA names, and the CLR forwarding allowlist.
 //! - [`tool`]: ROCr's tool ABI, `OnLoad`/`OnUnload` (thin shells).

@@ -260,7 +260,7 @@ impl Rewriter {
             ));
         }
         log::info!(
-            "hotswap rewriter: {} (probe: {}; _with_options {})",
+            "rewriter: {} (probe: {}; _with_options {})",
             self.name,
             comgr::status_name(status),
             if self.rewrite_with_options.is_some() {
