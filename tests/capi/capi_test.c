@@ -8,21 +8,12 @@
 #endif
 #include <hotswap/hotswap.h>
 
+#include "hotswap_check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int failures = 0;
-static int checks = 0;
-
-#define CHECK(cond)                                                         \
-  do {                                                                      \
-    ++checks;                                                               \
-    if (!(cond)) {                                                          \
-      ++failures;                                                           \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                       \
-  } while (0)
 
 #define STR2(x) #x
 #define STR(x) STR2(x)
@@ -161,6 +152,5 @@ int main(void) {
   test_isa_is_gfx();
   test_supported_pairs();
   test_code_object_argument_checks();
-  printf("%d passed, %d failed\n", checks - failures, failures);
-  return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return check_finish("capi");
 }

@@ -11,7 +11,8 @@
  * off CI, failure in CI. */
 #include <hotswap/hotswap.h>
 
-#include <amd_comgr.h>
+#include "hotswap_check.h"
+#include "hotswap_comgr.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,24 +29,6 @@ static bool is_ci(void) {
     if (strcasecmp(ci, falsy[i]) == 0)
       return false;
   return true;
-}
-
-static unsigned char *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return NULL;
-  unsigned char *bytes = NULL;
-  if (fseek(f, 0, SEEK_END) == 0) {
-    long n = ftell(f);
-    if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (bytes = malloc((size_t)n)) != NULL &&
-        fread(bytes, 1, (size_t)n, f) != (size_t)n) {
-      free(bytes);
-      bytes = NULL;
-    }
-    *size = n > 0 ? (size_t)n : 0;
-  }
-  fclose(f);
-  return bytes;
 }
 
 /* Our name via the C API (size query, then the copy). */
@@ -107,7 +90,7 @@ int main(int argc, char **argv) {
       continue;
     ++objects;
     size_t size = 0;
-    unsigned char *elf = read_file(path, &size);
+    unsigned char *elf = check_read_file(path, &size);
     if (elf == NULL) {
       fprintf(stderr, "FAIL: cannot read %s\n", path);
       ++failures;

@@ -4,20 +4,13 @@
  *   isa_api_test GFX1250_OBJECT */
 #include <hotswap/hotswap.h>
 
+#include "hotswap_check.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond)                                                                  \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);      \
-      ++failures;                                                                    \
-    }                                                                                \
-  } while (0)
 
 #define EXPECTED "amdgcn-amd-amdhsa--gfx1250"
 
@@ -30,13 +23,11 @@ static hotswap_status_t name_of(const unsigned char *elf, size_t size) {
 int main(int argc, char **argv) {
   if (argc != 2)
     return 2;
-  FILE *f = fopen(argv[1], "rb");
-  if (f == NULL)
+  size_t size = 0;
+  unsigned char *elf = check_read_file(argv[1], &size);
+  unsigned char *copy = (unsigned char *)malloc(size);
+  if (elf == NULL || copy == NULL)
     return 2;
-  static unsigned char elf[1 << 20];
-  size_t size = fread(elf, 1, sizeof elf, f);
-  fclose(f);
-  static unsigned char copy[1 << 20];
 
   /* Size query, exact buffer, too small a buffer. */
   size_t n = 0;
@@ -94,7 +85,7 @@ int main(int argc, char **argv) {
   memcpy(copy, elf, size);
   CHECK(name_of(copy, size) == HOTSWAP_STATUS_SUCCESS);
 
-  if (failures == 0)
-    printf("isa name API: ok\n");
-  return failures == 0 ? 0 : 1;
+  free(copy);
+  free(elf);
+  return check_finish("isa_name");
 }

@@ -9,7 +9,7 @@
  * name. The native path must be flat in size (ratio ~1); COMGR's grows. */
 #include <hotswap/hotswap.h>
 
-#include <amd_comgr.h>
+#include "hotswap_comgr.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,6 +9,8 @@
  * symbols) or "relative" (HSA_HOTSWAP_REWRITER is not an absolute path). */
 #include <hotswap/hotswap.h>
 
+#include "hotswap_check.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -16,35 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond)                                                                  \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);      \
-      ++failures;                                                                    \
-    }                                                                                \
-  } while (0)
 
 #define SOURCE_ISA "amdgcn-amd-amdhsa--gfx1250:gfx1250-b0-specific+"
 #define TARGET_ISA "amdgcn-amd-amdhsa--gfx1250:gfx1250-b0-specific-"
-
-static unsigned char *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *bytes = n > 0 ? malloc((size_t)n) : NULL;
-  if (bytes != NULL && fread(bytes, 1, (size_t)n, f) != (size_t)n) {
-    free(bytes);
-    bytes = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return bytes;
-}
 
 /* The test rewriter's call counter (same library instance as the one the
  * hotswap library loaded); -1 when there is none. */
@@ -128,7 +104,7 @@ int main(int argc, char **argv) {
   }
   const char *mode = argv[1];
   size_t size = 0;
-  unsigned char *elf = read_file(argv[2], &size);
+  unsigned char *elf = check_read_file(argv[2], &size);
   if (elf == NULL) {
     fprintf(stderr, "cannot read %s\n", argv[2]);
     return 2;
@@ -206,7 +182,6 @@ int main(int argc, char **argv) {
   CHECK(memcmp(elf, pristine, size) == 0); /* the input is never modified */
   free(pristine);
   free(elf);
-  if (failures == 0)
-    printf("retarget %s: ok\n", mode);
-  return failures == 0 ? 0 : 1;
+  printf("retarget %s\n", mode);
+  return check_finish("retarget");
 }

@@ -24,7 +24,7 @@
  * instance). The ISA arguments of the last call are kept for
  * test_rewriter_last_isas(), its flags for test_rewriter_last_flags().
  */
-#include <amd_comgr.h>
+#include "hotswap_comgr.h"
 
 #include <pthread.h>
 #include <stdbool.h>
