@@ -2,6 +2,8 @@
 # OnLoad, OnUnload and the functions the public header declares, and its SONAME is
 # libhsa-hotswap.so.
 # Inputs: LIBRARY, HEADER, NM, READELF.
+cmake_minimum_required(VERSION 3.22)
+include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
 foreach(_v IN ITEMS LIBRARY HEADER NM READELF)
   if(NOT ${_v})
     message(FATAL_ERROR "check_exports.cmake: ${_v} is not set")
@@ -37,16 +39,7 @@ foreach(_line IN LISTS _lines)
   endif()
 endforeach()
 list(REMOVE_DUPLICATES _actual)
-list(SORT _actual)
-
-if(NOT _actual STREQUAL _expected)
-  set(_missing ${_expected})
-  list(REMOVE_ITEM _missing ${_actual})
-  set(_extra ${_actual})
-  list(REMOVE_ITEM _extra ${_expected})
-  message(FATAL_ERROR "exported symbols differ from OnLoad, OnUnload + the header's functions\n"
-                      "  missing: ${_missing}\n  unexpected: ${_extra}")
-endif()
+hotswap_expect_set("exported symbols (expected: OnLoad, OnUnload + the header's functions)" _actual _expected)
 
 execute_process(COMMAND "${READELF}" -d "${LIBRARY}" OUTPUT_VARIABLE _dyn RESULT_VARIABLE _rc)
 if(NOT _dyn MATCHES "\\(SONAME\\)[^\n]*\\[libhsa-hotswap\\.so\\]")

@@ -1,6 +1,7 @@
 # ctest header.up_to_date: the committed include/hotswap/hotswap.h is exactly what
 # the pinned cbindgen generates from the Rust sources. Without the pinned cbindgen
 # the test is skipped (it prints "SKIP:"), unless REQUIRED is true (CI).
+cmake_minimum_required(VERSION 3.22)
 if(NOT FOUND_VERSION STREQUAL PINNED_VERSION)
   set(_why "cbindgen ${PINNED_VERSION} is required to verify the header (found: '${FOUND_VERSION}'); install it with: cargo install cbindgen --locked --version ${PINNED_VERSION}")
   if(REQUIRED)

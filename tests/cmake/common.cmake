@@ -1,4 +1,4 @@
-# Helpers shared by the package test scripts, included right after their
+# Helpers shared by the ctest scripts (cmake -P), included right after their
 # cmake_minimum_required().
 
 # run(<command>...): execute, fail the test with the command line on error.

@@ -2,16 +2,11 @@
 #   MODE=install     a staged `cmake --install` of the build (CMAKE_PREFIX_PATH)
 #   MODE=build-tree  the build tree itself (hotswap_DIR)
 # Inputs: MODE, LIBDIR, HOTSWAP_BUILD_DIR, CONSUMER_SOURCE_DIR, SCRATCH, BUILD_TYPE, GENERATOR.
+cmake_minimum_required(VERSION 3.22)
 file(REMOVE_RECURSE "${SCRATCH}")
 file(MAKE_DIRECTORY "${SCRATCH}")
 
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE _rc)
-  if(NOT _rc EQUAL 0)
-    string(REPLACE ";" " " _cmd "${ARGN}")
-    message(FATAL_ERROR "failed (${_rc}): ${_cmd}")
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
 
 if(MODE STREQUAL "install")
   set(_prefix "${SCRATCH}/prefix")

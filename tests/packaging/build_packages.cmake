@@ -7,7 +7,7 @@
 #         Corrosion: the package trees then share CARGO_TARGET_DIR through the
 #         in-tree cargo module instead).
 cmake_minimum_required(VERSION 3.22)
-include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/../cmake/common.cmake")
 
 set(_build "${SCRATCH}/build")
 set(_out "${SCRATCH}/packages")

@@ -5,7 +5,7 @@
 #         HSA_LIBRARY, COMGR_LIBRARY, DPKG, DPKG_DEB, DPKG_QUERY, RPM, RPM2CPIO,
 #         READELF, GZIP.
 cmake_minimum_required(VERSION 3.22)
-include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/../cmake/common.cmake")
 hotswap_require_tools(DPKG DPKG_DEB DPKG_QUERY RPM RPM2CPIO READELF GZIP)
 
 set(_release "$ENV{HOTSWAP_PACKAGE_RELEASE}")

@@ -3,7 +3,7 @@
 # each with its reason, in the suppression files (SUPPRESS, comma-separated).
 # Inputs: SCRATCH, SUPPRESS, LINTIAN.
 cmake_minimum_required(VERSION 3.22)
-include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/../cmake/common.cmake")
 hotswap_require_tools(LINTIAN)
 
 file(GLOB _debs "${SCRATCH}/packages/*.deb")

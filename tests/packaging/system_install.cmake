@@ -12,7 +12,7 @@
 #         READELF, STANDIN and STANDIN_OBJECTS (optional: the ROCr stand-in of
 #         tests/standin and its code objects).
 cmake_minimum_required(VERSION 3.22)
-include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/../cmake/common.cmake")
 
 hotswap_truthy(_opt_in "$ENV{HOTSWAP_TEST_SYSTEM_INSTALL}")
 if(NOT HOTSWAP_IN_CI AND NOT _opt_in)

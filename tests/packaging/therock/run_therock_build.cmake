@@ -8,7 +8,7 @@
 # Inputs: SOURCE_DIR, SCRATCH, GENERATOR, BUILD_TYPE, CARGO_TARGET_DIR, HSA_DIR,
 #         COMGR_DIR, PYTHON.
 cmake_minimum_required(VERSION 3.22)
-include("${CMAKE_CURRENT_LIST_DIR}/../common.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/../../cmake/common.cmake")
 if(CMAKE_VERSION VERSION_LESS 3.24)
   hotswap_skip_or_fail("dependency providers need CMake 3.24 (TheRock requires 3.25); this is ${CMAKE_VERSION}")
 endif()
