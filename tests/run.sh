@@ -3,7 +3,8 @@
 # working result. Usage:
 #   bash tests/run.sh demo   # install prerequisites, build, install, show the tool at work
 #   bash tests/run.sh test   # install prerequisites, build, run the whole test suite
-# Environment: HOTSWAP_BUILD_DIR (default: build), HOTSWAP_SKIP_SETUP=1 to skip apt/cargo installs.
+# Builds in ./build (CMake presets default and ci). Environment: HOTSWAP_SKIP_SETUP=1 skips
+# the apt and cargo installs.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -63,7 +64,7 @@ TEXT
   log "the tool's own account of the A0 agent's loads (HSA_HOTSWAP_VERBOSE=1: every decision, at debug level)"
   env "${env[@]}" HSA_HOTSWAP_REWRITER="$rewriter" HSA_HOTSWAP_VERBOSE=1 STANDIN_AGENTS=gfx1250-A0 \
     STANDIN_QUIET=1 "$standin" demo 2>&1 | grep '^hotswap:'
-  log "the same with Debian's COMGR, which has no rewriter: every original is loaded, one warning says why"
+  log "the same with Debian's COMGR, which has no rewriter: every original is loaded, and the log says why"
   env "${env[@]}" "$standin" demo
 }
 
