@@ -4,7 +4,7 @@
 //! - Baseline: an agent that is exactly `gfx1250` with a *known* ASIC revision 0
 //!   (A0) and a `gfx1250` code object → `source:gfx1250-b0-specific+` →
 //!   `target:gfx1250-b0-specific-`.
-//! - Opt-in (`AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES` true, read on every load): any
+//! - Opt-in (`AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES` true, read once by `OnLoad`): any
 //!   gfx12.5 agent with a gfx12.5 code object → `source` → `source` (no processor
 //!   retargeting; a `gfx1250` source gets the B0 feature on both sides).
 //! - Everything else: no rewrite, the original is loaded.
