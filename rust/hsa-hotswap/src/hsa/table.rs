@@ -8,6 +8,7 @@
 
 use std::ffi::c_void;
 use std::mem::{offset_of, size_of};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `ApiTableVersion`: the first member of every HSA API table.
 #[repr(C)]
@@ -249,17 +250,24 @@ impl CoreTable {
         unsafe { self.core.cast::<u8>().add(slot.offset).cast::<usize>() }
     }
 
+    /// The slot as an atomic: ROCr's trampolines may read a slot on other threads
+    /// while the tool writes it (the tool leaving the table, `OnUnload`), so every
+    /// access is one whole, untorn pointer-sized load or store.
+    fn slot_atomic(&self, slot: Slot) -> &AtomicUsize {
+        // SAFETY: `slot_ptr` is in bounds and pointer-aligned, the table outlives
+        // `self` (ROCr's table for one runtime instance), and every access the tool
+        // makes to a slot goes through this atomic view.
+        unsafe { AtomicUsize::from_ptr(self.slot_ptr(slot)) }
+    }
+
     /// The value of `slot` (0 for NULL).
     pub fn read(&self, slot: Slot) -> usize {
-        // SAFETY: `slot_ptr` is in bounds and aligned; ROCr writes the table only
-        // before OnLoad and after OnUnload, never while we read it.
-        unsafe { self.slot_ptr(slot).read() }
+        self.slot_atomic(slot).load(Ordering::Acquire)
     }
 
     /// Writes `value` into `slot`.
     pub fn write(&self, slot: Slot, value: usize) {
-        // SAFETY: as in `read`; the table is ROCr's writable table handed to OnLoad.
-        unsafe { self.slot_ptr(slot).write(value) }
+        self.slot_atomic(slot).store(value, Ordering::Release)
     }
 }
 
