@@ -538,6 +538,28 @@ void scenario_listed_twice() {
   std::printf("listed twice: second OnLoad refused, first instance rewrote on A0\n");
 }
 
+// No rewrite possible in this process (only agents that are never rewritten, or
+// an A0 agent but no usable rewriter): after the first call the tool has left
+// the table, so every slot holds the runtime's own function again and the
+// application calls ROCr directly; loads still give the caller's bytes.
+void scenario_leave_table() {
+  init();
+  CHECK(failed_tools().empty(), "the tool did not load");
+  CoreApiTable &core = api();
+  CHECK(core.hsa_executable_load_agent_code_object_fn != fake_load, "OnLoad did not patch the load slot");
+  for (const Agent &agent : agents()) {
+    Outcome o = load_memory(object("gfx1250"), agent);
+    CHECK(o.status == HSA_STATUS_SUCCESS && o.caller_bytes && !o.rewritten, "load on %s", agent.label.c_str());
+  }
+  CHECK(core.hsa_code_object_reader_create_from_memory_fn == fake_create_from_memory, "create_from_memory slot");
+  CHECK(core.hsa_code_object_reader_create_from_file_fn == fake_create_from_file, "create_from_file slot");
+  CHECK(core.hsa_code_object_reader_destroy_fn == fake_reader_destroy, "destroy slot");
+  CHECK(core.hsa_executable_load_agent_code_object_fn == fake_load, "load slot");
+  CHECK(rewriter_calls() == 0, "rewriter called");
+  CHECK(counters().forbidden_calls == 0, "forbidden table calls");
+  std::printf("left the table after the first call: every slot holds the runtime's own function\n");
+}
+
 // Hooks racing OnUnload: loader threads keep loading through the table while
 // the main thread runs hsa_shut_down (OnUnload, then ROCr's Reset of the table).
 // Calls already inside a hook finish through the saved originals; every load
@@ -721,6 +743,7 @@ int main(int argc, char **argv) {
   else if (s == "threads") scenario_threads();
   else if (s == "unload-race") scenario_unload_race();
   else if (s == "listed-twice") scenario_listed_twice();
+  else if (s == "leave-table") scenario_leave_table();
   else if (s == "dedupe") scenario_dedupe();
   else if (s == "demo") scenario_demo();
   else if (s == "bench") scenario_bench(arg == "with");

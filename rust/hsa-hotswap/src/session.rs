@@ -8,10 +8,17 @@
 //! that chained to us) still reads a complete, valid set of originals and calls
 //! them, which is exactly what the application would have called without us.
 //! The only cost is one small leaked struct per `hsa_init` of the process.
+//!
+//! Once a session knows it will never rewrite (no agent is a rewrite candidate,
+//! or no rewriter is usable: decided on the first hook call), the tool leaves
+//! the table: every slot that still holds its hook gets its original back, so
+//! from then on ROCr's trampolines call ROCr directly, exactly as without the
+//! tool. A caller that already holds a hook pointer (another thread in flight, a
+//! later tool that wrapped us) still passes through it correctly.
 #![allow(unsafe_code)] // keeps ROCr's table pointer from OnLoad to OnUnload
 
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::agents::{AgentInfo, Agents};
 use crate::code_object::{self, rewriter};
@@ -35,6 +42,9 @@ pub struct Session {
     /// Our hooks, in `PATCHED` order, as written into the table.
     hooks: [usize; 4],
     unloaded: AtomicBool,
+    /// Serialises the tool's writes to the table after `OnLoad` (leaving it,
+    /// `OnUnload`), so nothing is written once `OnUnload` has run.
+    table_writes: Mutex<()>,
     /// `AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES`, read once by `OnLoad`.
     opt_in: bool,
     /// Whether any rewrite is possible in this runtime instance (decided on the
@@ -71,6 +81,7 @@ pub fn load(table: CoreTable, originals: Originals, hooks: [usize; 4]) -> Result
         table: (table.raw() as usize, table.size()),
         hooks,
         unloaded: AtomicBool::new(false),
+        table_writes: Mutex::new(()),
         opt_in: policy::entry_trampolines_requested(),
         possible: OnceLock::new(),
     }));
@@ -91,20 +102,14 @@ pub fn load(table: CoreTable, originals: Originals, hooks: [usize; 4]) -> Result
 /// have wrapped it: then it is left alone); frees nothing.
 pub fn unload() {
     let Some(session) = current() else { return };
+    let _writes = session
+        .table_writes
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if session.unloaded.swap(true, Ordering::AcqRel) {
         return;
     }
-    // SAFETY: ROCr calls OnUnload before it resets its table, and the table it gave
-    // OnLoad lives as long as the runtime instance; the size was checked by OnLoad.
-    let table = unsafe { CoreTable::from_raw(session.table.0 as *mut _, session.table.1) };
-    let originals = session.originals.patched();
-    for ((slot, hook), original) in PATCHED.iter().zip(session.hooks).zip(originals) {
-        if table.read(*slot) == hook {
-            table.write(*slot, original);
-        } else {
-            log::info!("{} was wrapped by a later tool; left as it is", slot.name);
-        }
-    }
+    session.restore_slots("OnUnload");
     log::info!("tool unloaded; {}", retained::STATS.summary());
 }
 
@@ -144,8 +149,51 @@ impl Session {
         }
         // Computed outside any lock (it calls ROCr and may load the rewriter); a
         // race on the first call computes twice and keeps the first answer.
-        let possible = self.compute_rewrite_possible();
-        *self.possible.get_or_init(|| possible)
+        let computed = self.compute_rewrite_possible();
+        let mut decided_here = false;
+        let possible = *self.possible.get_or_init(|| {
+            decided_here = true;
+            computed
+        });
+        if decided_here && !possible {
+            self.leave_table();
+        }
+        possible
+    }
+
+    /// Never rewriting: put the originals back into the table so that later calls
+    /// skip the tool entirely. Not after `OnUnload` (ROCr may have reset the table).
+    fn leave_table(&self) {
+        let _writes = self
+            .table_writes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if self.unloaded.load(Ordering::Acquire) {
+            return;
+        }
+        self.restore_slots("no rewrite possible");
+        log::debug!("no rewrite is possible in this runtime: the tool left the API table");
+    }
+
+    /// Writes the original back into each slot that still holds our hook; a slot
+    /// a later tool wrapped is left alone. Called with `table_writes` held.
+    fn restore_slots(&self, why: &str) {
+        // SAFETY: the table OnLoad checked (size in `self.table.1`); ROCr keeps it
+        // for the runtime instance and resets it only after OnUnload, and neither
+        // caller writes once OnUnload ran (`unloaded` under `table_writes`).
+        let table = unsafe { CoreTable::from_raw(self.table.0 as *mut _, self.table.1) };
+        let originals = self.originals.patched();
+        for ((slot, hook), original) in PATCHED.iter().zip(self.hooks).zip(originals) {
+            let current = table.read(*slot);
+            if current == hook {
+                table.write(*slot, original);
+            } else if current != original {
+                log::info!(
+                    "{why}: {} was wrapped by a later tool; left as it is",
+                    slot.name
+                );
+            }
+        }
     }
 
     /// True when this session is known to never rewrite: the hooks then call
