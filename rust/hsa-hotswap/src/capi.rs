@@ -35,7 +35,9 @@ unsafe fn c_str<'a>(ptr: *const c_char) -> Option<std::borrow::Cow<'a, str>> {
 /// The string is static: do not free it. Never fails.
 #[no_mangle]
 pub extern "C" fn hotswap_version() -> *const c_char {
-    VERSION_CSTR.as_ptr()
+    ffi_boundary("hotswap_version", VERSION_CSTR.as_ptr(), || {
+        VERSION_CSTR.as_ptr()
+    })
 }
 
 /// Returns a static English description of `status`; an unknown value gives
