@@ -18,6 +18,11 @@ use std::sync::{Arc, Mutex};
 
 use crate::hsa::api::hsa_code_object_reader_t;
 
+/// A file's bytes read by the tool, shared between the reader registry and the
+/// pinned buffers. An `Arc` around the boxed buffer (not `Arc<[u8]>`, whose
+/// construction from a `Vec` copies every byte once more).
+pub type FileBytes = Arc<Box<[u8]>>;
+
 /// The bytes behind one reader.
 #[derive(Clone, Debug)]
 pub enum ReaderBytes {
@@ -29,7 +34,7 @@ pub enum ReaderBytes {
         len: usize,
     },
     /// A file's contents read by the tool (create-from-file).
-    File(Arc<[u8]>),
+    File(FileBytes),
 }
 
 impl ReaderBytes {
@@ -54,7 +59,7 @@ impl ReaderBytes {
     }
 
     /// The file's bytes, for a file-backed entry.
-    pub fn file(&self) -> Option<Arc<[u8]>> {
+    pub fn file(&self) -> Option<FileBytes> {
         match self {
             Self::File(bytes) => Some(Arc::clone(bytes)),
             Self::Borrowed { .. } => None,
@@ -190,7 +195,7 @@ impl std::fmt::Display for FileReadError {
 
 /// Reads the whole file behind `fd` with `pread` from offset 0: the descriptor's
 /// own offset is never used nor moved.
-pub fn read_whole_file(fd: i32) -> Result<Arc<[u8]>, FileReadError> {
+pub fn read_whole_file(fd: i32) -> Result<FileBytes, FileReadError> {
     // SAFETY: an all-zero `stat` is a valid value to be overwritten.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: `st` is a valid out-pointer; an invalid fd only makes fstat fail.
@@ -232,7 +237,7 @@ pub fn read_whole_file(fd: i32) -> Result<Arc<[u8]>, FileReadError> {
     // SAFETY: the first `size` bytes were written by pread above.
     unsafe { buffer.set_len(size) };
     crate::retained::STATS.add_copied(size);
-    Ok(Arc::from(buffer.into_boxed_slice()))
+    Ok(Arc::new(buffer.into_boxed_slice()))
 }
 
 #[cfg(test)]
@@ -250,7 +255,7 @@ mod tests {
         let mut file = std::fs::File::open(&path).unwrap();
         file.seek(SeekFrom::Start(3)).unwrap();
         let bytes = read_whole_file(file.as_raw_fd()).unwrap();
-        assert_eq!(&*bytes, b"0123456789");
+        assert_eq!(&bytes[..], b"0123456789");
         assert_eq!(file.stream_position().unwrap(), 3);
         std::fs::remove_file(&path).unwrap();
         assert!(read_whole_file(-1).is_err());

@@ -23,6 +23,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use crate::code_object::rewriter::{RetargetError, Retargeted};
 use crate::policy::Decision;
+use crate::readers::FileBytes;
 
 /// Process-wide counters, reported at debug level by `OnUnload` (no export needed).
 #[derive(Debug)]
@@ -100,10 +101,10 @@ static CACHE: Cache = Cache {
     map: Mutex::new(None),
     done: Condvar::new(),
 };
-static PINNED: Mutex<Vec<Arc<[u8]>>> = Mutex::new(Vec::new());
+static PINNED: Mutex<Vec<FileBytes>> = Mutex::new(Vec::new());
 
 /// Keeps `bytes` alive for the rest of the process (ROCr loaded from them).
-pub fn pin(bytes: &Arc<[u8]>) {
+pub fn pin(bytes: &FileBytes) {
     let mut pinned = PINNED.lock().unwrap_or_else(|e| e.into_inner());
     if !pinned.iter().any(|p| Arc::ptr_eq(p, bytes)) {
         pinned.push(Arc::clone(bytes));

@@ -18,14 +18,14 @@
 #![allow(unsafe_code)] // keeps ROCr's table pointer from OnLoad to OnUnload
 
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use crate::agents::{AgentInfo, Agents};
 use crate::code_object::{self, rewriter};
 use crate::hsa::api::{hsa_agent_t, hsa_code_object_reader_t, Originals};
 use crate::hsa::table::{CoreTable, TableError, PATCHED};
 use crate::policy;
-use crate::readers::{self, ReaderBytes, Readers};
+use crate::readers::{self, FileBytes, ReaderBytes, Readers};
 use crate::retained::{self, Outcome};
 
 /// State of one `OnLoad`.
@@ -119,7 +119,7 @@ pub enum Plan {
     /// Load the caller's reader; pin the file bytes if that succeeds.
     Original {
         /// File bytes to keep once ROCr loaded them.
-        pin: Option<Arc<[u8]>>,
+        pin: Option<FileBytes>,
     },
     /// Load these process-lifetime bytes through a temporary reader; on any
     /// failure load the caller's reader instead.
@@ -127,7 +127,7 @@ pub enum Plan {
         /// The rewritten code object.
         bytes: &'static [u8],
         /// As in `Original`, used on fallback.
-        pin: Option<Arc<[u8]>>,
+        pin: Option<FileBytes>,
     },
 }
 
@@ -261,7 +261,7 @@ impl Session {
     }
 
     /// The file's bytes when the file reader should become a memory reader.
-    pub fn file_bytes_for_rewrite(&self, fd: i32) -> Option<Arc<[u8]>> {
+    pub fn file_bytes_for_rewrite(&self, fd: i32) -> Option<FileBytes> {
         if !self.rewrite_possible() {
             return None;
         }
@@ -275,7 +275,7 @@ impl Session {
     }
 
     /// After a memory reader was made from a file's bytes.
-    pub fn created_from_file(&self, reader: hsa_code_object_reader_t, fd: i32, bytes: Arc<[u8]>) {
+    pub fn created_from_file(&self, reader: hsa_code_object_reader_t, fd: i32, bytes: FileBytes) {
         log::debug!(
             "reader {:#x}: file fd {fd}, {} bytes read with pread, handed to ROCr as memory",
             reader.handle,
