@@ -25,7 +25,7 @@ use crate::code_object::rewriter::{RetargetError, Retargeted};
 use crate::policy::Decision;
 use crate::readers::FileBytes;
 
-/// Process-wide counters, reported at debug level by `OnUnload` (no export needed).
+/// Process-wide counters, reported at info level by `OnUnload` (no export needed).
 #[derive(Debug)]
 pub struct Stats {
     /// Bytes of code objects the tool copied (file readers read into memory).
