@@ -116,6 +116,9 @@ type HandleMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<HandleHasher>>
 #[derive(Debug, Default)]
 pub struct Readers {
     map: Mutex<HandleMap<ReaderBytes>>,
+    /// Entries in `map` (changed under its lock): lets destroy and load skip the
+    /// lock while nothing is recorded.
+    entries: AtomicUsize,
     /// File-backed entries in `map`.
     files: AtomicUsize,
 }
@@ -127,11 +130,21 @@ impl Readers {
         if bytes.is_file() {
             self.files.fetch_add(1, Ordering::Relaxed);
         }
-        if let Some(old) = map.insert(reader.handle, bytes) {
-            if old.is_file() {
+        match map.insert(reader.handle, bytes) {
+            Some(old) if old.is_file() => {
                 self.files.fetch_sub(1, Ordering::Relaxed);
             }
+            Some(_) => {}
+            None => {
+                self.entries.fetch_add(1, Ordering::Release);
+            }
         }
+    }
+
+    /// True when some reader may be recorded. The application creates a reader
+    /// before it loads or destroys it, so a recorded reader is always seen.
+    fn any(&self) -> bool {
+        self.entries.load(Ordering::Acquire) != 0
     }
 
     /// True while some file-backed reader is recorded.
@@ -142,15 +155,24 @@ impl Readers {
     /// Takes the entry out (before the original destroy runs, so a handle that
     /// ROCr reuses right after cannot lose its new entry).
     pub fn forget(&self, reader: hsa_code_object_reader_t) -> Option<ReaderBytes> {
+        if !self.any() {
+            return None;
+        }
         let old = self.lock().remove(&reader.handle);
-        if old.as_ref().is_some_and(ReaderBytes::is_file) {
-            self.files.fetch_sub(1, Ordering::Relaxed);
+        if let Some(old) = &old {
+            self.entries.fetch_sub(1, Ordering::Release);
+            if old.is_file() {
+                self.files.fetch_sub(1, Ordering::Relaxed);
+            }
         }
         old
     }
 
     /// A snapshot of the entry (a pointer/size copy or a reference count).
     pub fn get(&self, reader: hsa_code_object_reader_t) -> Option<ReaderBytes> {
+        if !self.any() {
+            return None;
+        }
         self.lock().get(&reader.handle).cloned()
     }
 

@@ -240,17 +240,17 @@ impl Session {
         let bytes = ReaderBytes::Borrowed { addr, len };
         // SAFETY: ROCr's create-from-memory accepted the reader, and the caller
         // must keep `len` bytes at `addr` valid until it destroys the reader.
-        let source = code_object::isa_name(unsafe { bytes.as_slice() });
+        let source = code_object::processor(unsafe { bytes.as_slice() });
         match source {
-            Ok(isa) if policy::source_may_be_rewritten(policy::gfx_target(&isa), self.opt_in) => {
+            Ok(gfx) if policy::source_may_be_rewritten(&gfx, self.opt_in) => {
                 self.readers.remember(reader, bytes);
                 log::debug!(
-                    "reader {:#x}: memory, {len} bytes at {addr:#x}, {isa} (recorded, not copied)",
+                    "reader {:#x}: memory, {len} bytes at {addr:#x}, {gfx} (recorded, not copied)",
                     reader.handle
                 );
             }
-            Ok(isa) => log::debug!(
-                "reader {:#x}: memory, {len} bytes, {isa}: never rewritten here; not recorded",
+            Ok(gfx) => log::debug!(
+                "reader {:#x}: memory, {len} bytes, {gfx}: never rewritten here; not recorded",
                 reader.handle
             ),
             Err(e) => log::debug!(

@@ -7,6 +7,7 @@
 
 use super::elf::{ElfError, Header};
 use super::{comgr, mach, IsaError};
+use std::borrow::Cow;
 
 /// `EM_AMDGPU`.
 pub(crate) const EM_AMDGPU: u16 = 224;
@@ -66,15 +67,39 @@ fn feature_suffix(flags: u32) -> &'static str {
 /// The ISA name from the header alone; `UnknownProcessor` when the MACH value is
 /// not in the table (the caller may ask COMGR).
 pub fn isa_name_from_header(header: &Header) -> Result<String, IsaError> {
-    check_amdgpu_hsa(header)?;
-    let mach = header.flags & mach::EF_AMDGPU_MACH;
-    let processor = mach::processor(mach).ok_or(IsaError::UnknownProcessor(mach))?;
+    let processor = processor_from_header(header)?;
     let suffix = feature_suffix(header.flags);
     let mut name = String::with_capacity(HSA_ISA_PREFIX.len() + processor.len() + suffix.len());
     name.push_str(HSA_ISA_PREFIX);
     name.push_str(processor);
     name.push_str(suffix);
     Ok(name)
+}
+
+/// The processor (`gfx1250`) from the header alone, without allocating;
+/// `UnknownProcessor` when the MACH value is not in the table.
+pub fn processor_from_header(header: &Header) -> Result<&'static str, IsaError> {
+    check_amdgpu_hsa(header)?;
+    let mach = header.flags & mach::EF_AMDGPU_MACH;
+    mach::processor(mach).ok_or(IsaError::UnknownProcessor(mach))
+}
+
+/// The processor of a code object: native and allocation-free for every
+/// processor in the table; an unknown `EF_AMDGPU_MACH` goes through [`isa_name`]
+/// (the linked COMGR).
+pub fn processor(code_object: &[u8]) -> Result<Cow<'static, str>, IsaError> {
+    let header = Header::parse(code_object).map_err(elf_error)?;
+    match processor_from_header(&header) {
+        Ok(processor) => Ok(Cow::Borrowed(processor)),
+        Err(IsaError::UnknownProcessor(_)) => {
+            let name = isa_name(code_object)?;
+            let target = &name[HSA_ISA_PREFIX.len()..];
+            Ok(Cow::Owned(
+                target.split(':').next().unwrap_or(target).to_owned(),
+            ))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Maps an ELF reading error to the ISA error.
@@ -136,6 +161,27 @@ mod tests {
             let h = header(EM_AMDGPU, ELFOSABI_AMDGPU_HSA, abi, flags);
             assert_eq!(isa_name(&h).as_deref(), Ok(expected), "{flags:#x}");
         }
+    }
+
+    #[test]
+    fn processor_is_the_name_without_prefix_and_features() {
+        for (flags, gfx) in [
+            (0x549, "gfx1250"),
+            (0xe4c, "gfx942"),
+            (0x55b, "gfx12-5-generic"),
+        ] {
+            let h = header(EM_AMDGPU, ELFOSABI_AMDGPU_HSA, 3, flags);
+            let p = processor(&h).unwrap();
+            assert_eq!(p, gfx);
+            assert!(matches!(p, Cow::Borrowed(_)), "no allocation for {gfx}");
+            assert!(isa_name(&h).unwrap().contains(&format!("--{p}")));
+        }
+        let bad = header(62, ELFOSABI_AMDGPU_HSA, 3, 0x49);
+        assert!(matches!(processor(&bad), Err(IsaError::NotAmdgpu(_))));
+        assert!(matches!(
+            processor(&bad[..10]),
+            Err(IsaError::InvalidCodeObject(_))
+        ));
     }
 
     #[test]

@@ -55,3 +55,11 @@ impl IsaError {
 pub fn isa_name(code_object: &[u8]) -> Result<String, IsaError> {
     isa::isa_name(code_object)
 }
+
+/// The processor a code object was built for (`gfx1250`, `gfx12-5-generic`),
+/// from the ELF header, without allocating for any processor in the table: the
+/// question the tool asks of every new reader. A processor missing from the
+/// table is named by the linked COMGR, as in [`isa_name`].
+pub fn processor(code_object: &[u8]) -> Result<std::borrow::Cow<'static, str>, IsaError> {
+    isa::processor(code_object)
+}
