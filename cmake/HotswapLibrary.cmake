@@ -7,15 +7,8 @@
 
 # The exported symbols: ROCr's tool entry points plus every function the public
 # header declares (read from the header, so the two cannot drift apart).
-file(STRINGS "${PROJECT_SOURCE_DIR}/include/hotswap/hotswap.h" _hotswap_decls
-     REGEX "[ *](hotswap_[a-z0-9_]+)\\(")
-set(HOTSWAP_EXPORTED_SYMBOLS OnLoad OnUnload)
-foreach(_decl IN LISTS _hotswap_decls)
-  string(REGEX MATCH "hotswap_[a-z0-9_]+\\(" _fn "${_decl}")
-  string(REPLACE "(" "" _fn "${_fn}")
-  list(APPEND HOTSWAP_EXPORTED_SYMBOLS "${_fn}")
-endforeach()
-list(REMOVE_DUPLICATES HOTSWAP_EXPORTED_SYMBOLS)
+include(HotswapExports)
+hotswap_exported_symbols(HOTSWAP_EXPORTED_SYMBOLS "${PROJECT_SOURCE_DIR}/include/hotswap/hotswap.h")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
              "${PROJECT_SOURCE_DIR}/include/hotswap/hotswap.h")
 

@@ -4,6 +4,7 @@
 # Inputs: LIBRARY, HEADER, NM, READELF.
 cmake_minimum_required(VERSION 3.22)
 include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/../../cmake/HotswapExports.cmake")
 foreach(_v IN ITEMS LIBRARY HEADER NM READELF)
   if(NOT ${_v})
     message(FATAL_ERROR "check_exports.cmake: ${_v} is not set")
@@ -15,14 +16,7 @@ if(NOT _name STREQUAL "libhsa-hotswap.so")
   message(FATAL_ERROR "library file is '${_name}', expected 'libhsa-hotswap.so'")
 endif()
 
-file(STRINGS "${HEADER}" _decls REGEX "[ *](hotswap_[a-z0-9_]+)\\(")
-set(_expected OnLoad OnUnload)
-foreach(_decl IN LISTS _decls)
-  string(REGEX MATCH "hotswap_[a-z0-9_]+\\(" _fn "${_decl}")
-  string(REPLACE "(" "" _fn "${_fn}")
-  list(APPEND _expected "${_fn}")
-endforeach()
-list(REMOVE_DUPLICATES _expected)
+hotswap_exported_symbols(_expected "${HEADER}")
 list(SORT _expected)
 
 execute_process(COMMAND "${NM}" -D --defined-only "${LIBRARY}"
