@@ -245,6 +245,12 @@ impl Data<'_> {
         if status != STATUS_SUCCESS {
             return Some(Err(status));
         }
+        // ISA names are short (today's are under 64 bytes); a larger size is a
+        // broken library, and allocating it could abort the process.
+        const MAX_ISA_NAME: usize = 1024;
+        if size > MAX_ISA_NAME {
+            return Some(Err(STATUS_ERROR));
+        }
         let mut buffer = vec![0u8; size];
         let mut copied = size;
         // SAFETY: buffer holds `size` writable bytes; COMGR copies at most that.
