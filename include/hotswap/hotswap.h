@@ -142,7 +142,9 @@ bool hotswap_enabled(void);
  Returns true when the ISA name `isa_name` (e.g.
  `amdgcn-amd-amdhsa--gfx1250:sramecc+`) is for processor `gfx` (e.g.
  `gfx1250`): the processor follows `--` and ends at the end of the string or at
- a `:`, so `...--gfx12500` is not `gfx1250`. NULL or empty arguments give false.
+ a `:`, so `...--gfx12500` is not `gfx1250`. Bytes are compared exactly (no
+ character conversion): two different byte strings never match. NULL or empty
+ arguments give false.
 
  # Safety
  Each argument is NULL or a NUL-terminated string.

@@ -10,7 +10,7 @@ use crate::hsa::api::{
     hsa_agent_t, Originals, HSA_AGENT_INFO_DEVICE, HSA_AMD_AGENT_INFO_ASIC_REVISION,
     HSA_DEVICE_TYPE_GPU,
 };
-use crate::policy::{self, AgentTarget};
+use crate::policy::AgentTarget;
 
 /// One agent as the tool sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,16 +46,16 @@ impl AgentInfo {
         }
     }
 
-    fn query(originals: &Originals, agent: hsa_agent_t) -> AgentInfo {
+    fn query(queries: &Originals, agent: hsa_agent_t) -> AgentInfo {
         let is_gpu =
-            originals.agent_info_u32(agent, HSA_AGENT_INFO_DEVICE) == Ok(HSA_DEVICE_TYPE_GPU);
+            queries.agent_info_u32(agent, HSA_AGENT_INFO_DEVICE) == Ok(HSA_DEVICE_TYPE_GPU);
         let isa_name = if is_gpu {
-            originals.first_isa_name(agent).unwrap_or_default()
+            queries.first_isa_name(agent).unwrap_or_default()
         } else {
             String::new()
         };
         let revision = if is_gpu {
-            originals
+            queries
                 .agent_info_u32(agent, HSA_AMD_AGENT_INFO_ASIC_REVISION)
                 .ok()
         } else {
@@ -64,7 +64,7 @@ impl AgentInfo {
         let info = AgentInfo {
             handle: agent.handle,
             is_gpu,
-            gfx: policy::gfx_target(&isa_name).to_owned(),
+            gfx: hotswap_code_object::isa_name::processor_of(&isa_name).to_owned(),
             isa_name,
             revision,
         };
@@ -92,7 +92,7 @@ pub struct Agents {
 
 impl Agents {
     /// The agent behind `agent`, queried on first use (no lock held while querying).
-    pub fn get(&self, originals: &Originals, agent: hsa_agent_t) -> Arc<AgentInfo> {
+    pub fn get(&self, queries: &Originals, agent: hsa_agent_t) -> Arc<AgentInfo> {
         // Lock-free for every agent the runtime listed (the usual case).
         if let Some(info) = self
             .all
@@ -104,7 +104,7 @@ impl Agents {
         if let Some(info) = self.lock().get(&agent.handle) {
             return Arc::clone(info);
         }
-        let info = Arc::new(AgentInfo::query(originals, agent));
+        let info = Arc::new(AgentInfo::query(queries, agent));
         Arc::clone(self.lock().entry(agent.handle).or_insert(info))
     }
 
@@ -121,12 +121,12 @@ impl Agents {
     /// An iteration failure gives an empty list: no rewrite is then possible.
     /// Computed without holding any lock while ROCr runs: two threads racing on
     /// the first call may both query (same answer); the first result is kept.
-    pub fn all(&self, originals: &Originals) -> &[Arc<AgentInfo>] {
+    pub fn all(&self, queries: &Originals) -> &[Arc<AgentInfo>] {
         if let Some(all) = self.all.get() {
             return all;
         }
-        let list = match originals.agents() {
-            Ok(list) => list.into_iter().map(|a| self.get(originals, a)).collect(),
+        let list = match queries.agents() {
+            Ok(list) => list.into_iter().map(|a| self.get(queries, a)).collect(),
             Err(status) => {
                 log::warn!("hsa_iterate_agents failed (status {status:#x}); no code object will be rewritten");
                 Vec::new()

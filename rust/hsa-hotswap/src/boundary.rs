@@ -9,15 +9,17 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// Runs `body`; if it panics, logs the panic and returns `fallback` instead.
 ///
 /// `what` names the C function for the log line.
+/// While `body` runs, the panic hook ([`crate::logging`]) logs a panic as one
+/// `hotswap:` line instead of printing Rust's default text on stderr.
 pub fn ffi_boundary<T>(what: &'static str, fallback: T, body: impl FnOnce() -> T) -> T {
-    match catch_unwind(AssertUnwindSafe(body)) {
+    crate::logging::ensure_panic_hook();
+    let guard = crate::logging::enter_boundary();
+    let result = catch_unwind(AssertUnwindSafe(body));
+    drop(guard);
+    match result {
         Ok(value) => value,
-        Err(payload) => {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_owned());
+        Err(_) => {
+            let message = crate::logging::take_panic_message();
             log::error!("internal error in {what}: {message}; using the documented fallback");
             fallback
         }

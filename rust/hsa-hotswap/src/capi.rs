@@ -13,9 +13,11 @@ use std::ffi::{c_char, c_void, CStr};
 
 use crate::boundary::ffi_boundary;
 use crate::code_object::{self, rewriter, rewriter::Retargeted};
+use crate::config::Config;
 use crate::status::{hotswap_status_t, UNKNOWN_STATUS_DESCRIPTION};
+use crate::tools_lib;
 use crate::version::VERSION_CSTR;
-use crate::{env, gfx, tools_lib};
+use hotswap_code_object::isa_name;
 
 /// Borrows a C string; NULL gives `None`. Non-UTF-8 bytes are kept lossily, which
 /// never matches any name this API looks for.
@@ -80,27 +82,32 @@ pub unsafe extern "C" fn hotswap_tools_lib_names_hotswap(hsa_tools_lib: *const c
 #[no_mangle]
 pub extern "C" fn hotswap_enabled() -> bool {
     ffi_boundary("hotswap_enabled", false, || {
-        env::var(env::HSA_TOOLS_LIB).is_some_and(|v| tools_lib::names_hotswap(&v))
-            && !env::flag(env::HSA_HOTSWAP_DISABLE)
+        let config = Config::from_env();
+        config
+            .tools_lib
+            .is_some_and(|v| tools_lib::names_hotswap(&v))
+            && !config.disable
     })
 }
 
 /// Returns true when the ISA name `isa_name` (e.g.
 /// `amdgcn-amd-amdhsa--gfx1250:sramecc+`) is for processor `gfx` (e.g.
 /// `gfx1250`): the processor follows `--` and ends at the end of the string or at
-/// a `:`, so `...--gfx12500` is not `gfx1250`. NULL or empty arguments give false.
+/// a `:`, so `...--gfx12500` is not `gfx1250`. Bytes are compared exactly (no
+/// character conversion): two different byte strings never match. NULL or empty
+/// arguments give false.
 ///
 /// # Safety
 /// Each argument is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn hotswap_isa_is_gfx(isa_name: *const c_char, gfx: *const c_char) -> bool {
     ffi_boundary("hotswap_isa_is_gfx", false, || {
-        // SAFETY: the caller passes NULL or NUL-terminated strings, used only here.
-        let (Some(isa_name), Some(gfx)) = (unsafe { c_str(isa_name) }, unsafe { c_str(gfx) })
-        else {
+        if isa_name.is_null() || gfx.is_null() {
             return false;
-        };
-        gfx::isa_is_gfx(&isa_name, &gfx)
+        }
+        // SAFETY: both non-NULL and NUL-terminated (contract), used only here.
+        let (isa_name, gfx) = unsafe { (CStr::from_ptr(isa_name), CStr::from_ptr(gfx)) };
+        isa_name::isa_is_gfx(isa_name.to_bytes(), gfx.to_bytes())
     })
 }
 
@@ -123,7 +130,7 @@ pub unsafe extern "C" fn hotswap_is_supported_pair(
         else {
             return false;
         };
-        gfx::is_supported_pair(&source, &target)
+        isa_name::is_supported_pair(&source, &target)
     })
 }
 
@@ -158,7 +165,7 @@ pub unsafe extern "C" fn hotswap_code_object_isa_name(
         "hotswap_code_object_isa_name",
         hotswap_status_t::HOTSWAP_STATUS_INTERNAL_ERROR,
         || {
-            crate::logging::init();
+            crate::logging::init_for_process();
             if elf.is_null() || size == 0 || isa_name_size.is_null() {
                 return hotswap_status_t::HOTSWAP_STATUS_INVALID_ARGUMENT;
             }
@@ -168,7 +175,7 @@ pub unsafe extern "C" fn hotswap_code_object_isa_name(
                 Ok(name) => name,
                 Err(e) => {
                     log::info!("hotswap_code_object_isa_name: {e:?}");
-                    return e.status();
+                    return code_object::isa_error_status(&e);
                 }
             };
             let needed = name.len() + 1;
@@ -227,7 +234,7 @@ pub unsafe extern "C" fn hotswap_retarget_code_object(
         "hotswap_retarget_code_object",
         hotswap_status_t::HOTSWAP_STATUS_INTERNAL_ERROR,
         || {
-            crate::logging::init();
+            crate::logging::init_for_process();
             if out.is_null() || out_size.is_null() {
                 return hotswap_status_t::HOTSWAP_STATUS_INVALID_ARGUMENT;
             }

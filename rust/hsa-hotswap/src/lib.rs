@@ -8,17 +8,22 @@
 //! - [`boundary`]: the panic boundary every `extern "C"` function runs inside.
 //! - [`status`]: `hotswap_status_t`, the C result of the API.
 //! - [`version`]: version numbers and the tool's file name.
-//! - [`mod@env`]: the one truthiness rule for environment variables.
+//! - [`config`]: every environment variable, read once per `OnLoad` (and once
+//!   per process for the C API).
 //! - [`tools_lib`]: the `HSA_TOOLS_LIB` parser (ROCr's syntax).
-//! - [`gfx`]: processor names inside ISA names, and the CLR forwarding allowlist.
+//! - [`code_object`]: the `hotswap-code-object` crate (ELF, ISA identification,
+//!   ISA names, metadata; no FFI) plus what needs C: COMGR's answer for an
+//!   unknown processor and the rewriter client.
 //! - [`tool`]: ROCr's tool ABI, `OnLoad`/`OnUnload` (thin shells).
-//! - [`hsa`]: the API-table layout and typed calls through saved table functions.
+//! - [`hsa`]: the API-table layout, the patched slots' owner, and typed calls
+//!   through saved table functions.
 //! - [`session`]: one `OnLoad`'s state and the decisions the hooks execute.
-//! - [`hooks`]: the four functions written into ROCr's table.
+//! - [`hooks`]: the functions written into ROCr's table and the list of slots.
 //! - [`agents`]: per-agent ISA name, ASIC revision and device type.
 //! - [`policy`]: the gfx1250-A0 gate and upstream's decision table.
 //! - [`readers`]: the bytes behind each code-object reader.
 //! - [`retained`]: buffers kept for the life of the process; the rewrite cache.
+//! - [`stats`]: process-wide counters (a leaf module).
 //! - [`logging`]: the `log` backend (stderr or syslog, `hotswap:` prefix).
 //!
 //! `unsafe` is denied here and allowed only in the modules that touch C.
@@ -28,8 +33,7 @@ pub mod agents;
 pub mod boundary;
 pub mod capi;
 pub mod code_object;
-pub mod env;
-pub mod gfx;
+pub mod config;
 pub mod hooks;
 pub mod hsa;
 pub mod logging;
@@ -37,6 +41,7 @@ pub mod policy;
 pub mod readers;
 pub mod retained;
 pub mod session;
+pub mod stats;
 pub mod status;
 pub mod tool;
 pub mod tools_lib;

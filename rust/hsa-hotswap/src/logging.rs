@@ -6,21 +6,26 @@
 //! `debug`, `trace`); `HSA_HOTSWAP_VERBOSE` true (upstream's variable) raises it
 //! to at least `debug`. Default: warnings and errors only, so a HIP application's
 //! stderr stays clean. An invalid value gives one warning and the default.
-//! Installed once per process (the first `OnLoad`); never panics.
+//! Installed once per process (the first `OnLoad`, or the first C API call that
+//! logs); a panic while installing cannot poison it (a later call tries again).
+//!
+//! Panics: a panic hook installed with the logger sends a panic raised inside
+//! the tool's panic boundary to the log as one `hotswap:` error line, so the
+//! application's stderr never sees Rust's default panic text. Panics raised
+//! outside the boundary (the host's own Rust code, if any) go to the hook that
+//! was installed before ours, unchanged.
 
+use std::cell::Cell;
 use std::io::Write;
-use std::sync::{Mutex, Once};
+use std::panic::PanicHookInfo;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use log::{Level, LevelFilter, Log, Metadata, Record};
 
-use crate::env;
-
-/// Output selection: `stderr` (default) or `syslog`.
-pub const LOG_ENV: &str = "HSA_HOTSWAP_LOG";
-/// Level selection.
-pub const LOG_LEVEL_ENV: &str = "HSA_HOTSWAP_LOG_LEVEL";
-/// Upstream's verbose switch: true = debug.
-pub const VERBOSE_ENV: &str = "HSA_HOTSWAP_VERBOSE";
+use crate::config::{
+    self, Config, HSA_HOTSWAP_LOG as LOG_ENV, HSA_HOTSWAP_LOG_LEVEL as LOG_LEVEL_ENV,
+};
 
 type Syslog = syslog::Logger<syslog::LoggerBackend, syslog::Formatter3164>;
 
@@ -82,7 +87,7 @@ fn parse_level(value: &str) -> Option<LevelFilter> {
 }
 
 /// Computes the settings from the three variables' values.
-pub fn settings(log: Option<&str>, level: Option<&str>, verbose: Option<&str>) -> Settings {
+pub fn settings(log: Option<&str>, level: Option<&str>, verbose: bool) -> Settings {
     let mut warnings = Vec::new();
     let syslog = match log.map(str::trim) {
         None | Some("") => false,
@@ -105,7 +110,7 @@ pub fn settings(log: Option<&str>, level: Option<&str>, verbose: Option<&str>) -
             LevelFilter::Warn
         }),
     };
-    if env::is_true(verbose) && filter < LevelFilter::Debug {
+    if verbose && filter < LevelFilter::Debug {
         filter = LevelFilter::Debug;
     }
     Settings {
@@ -115,41 +120,138 @@ pub fn settings(log: Option<&str>, level: Option<&str>, verbose: Option<&str>) -
     }
 }
 
-/// Installs the logger once per process (later calls do nothing).
-pub fn init() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let s = settings(
-            env::var(LOG_ENV).as_deref(),
-            env::var(LOG_LEVEL_ENV).as_deref(),
-            env::var(VERBOSE_ENV).as_deref(),
-        );
-        let mut warnings = s.warnings;
-        let syslog = if s.syslog {
-            let formatter = syslog::Formatter3164 {
-                facility: syslog::Facility::LOG_USER,
-                hostname: None,
-                process: "hotswap".into(),
-                pid: std::process::id(),
-            };
-            match syslog::unix(formatter) {
-                Ok(logger) => Some(Mutex::new(logger)),
-                Err(e) => {
-                    warnings.push(format!("cannot connect to syslog ({e}); logging to stderr"));
-                    None
-                }
+thread_local! {
+    /// Depth of `ffi_boundary` frames on this thread: a panic raised here is
+    /// the tool's own and is logged instead of printed.
+    static IN_BOUNDARY: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Marks the current thread as running inside the tool's panic boundary for
+/// the life of the returned guard.
+pub(crate) fn enter_boundary() -> BoundaryGuard {
+    IN_BOUNDARY.with(|d| d.set(d.get().saturating_add(1)));
+    BoundaryGuard(())
+}
+
+/// See [`enter_boundary`].
+#[derive(Debug)]
+pub(crate) struct BoundaryGuard(());
+
+impl Drop for BoundaryGuard {
+    fn drop(&mut self) {
+        IN_BOUNDARY.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+thread_local! {
+    /// The message of the last panic raised inside the boundary on this thread,
+    /// taken by the boundary for its one log line.
+    static LAST_PANIC: Cell<Option<String>> = const { Cell::new(None) };
+}
+
+/// Installs, once per process, the panic hook: inside the boundary it keeps the
+/// panic's message and location for the boundary's log line and prints
+/// nothing; elsewhere it calls the hook that was there before. Never panics
+/// (a failed attempt is retried on the next call).
+pub(crate) fn ensure_panic_hook() {
+    static STATE: AtomicBool = AtomicBool::new(false);
+    if STATE.load(Ordering::Acquire)
+        || STATE
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+    {
+        return;
+    }
+    let installed = std::panic::catch_unwind(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info: &PanicHookInfo<'_>| {
+            if IN_BOUNDARY.with(Cell::get) == 0 {
+                return previous(info);
             }
-        } else {
-            None
+            let location = info
+                .location()
+                .map(|l| format!(" at {}:{}", l.file(), l.line()))
+                .unwrap_or_default();
+            let message = format!("{}{location}", panic_message(info.payload()));
+            LAST_PANIC.with(|p| p.set(Some(message)));
+        }));
+    })
+    .is_ok();
+    if !installed {
+        STATE.store(false, Ordering::Release);
+    }
+}
+
+/// The message the panic hook kept for the last panic on this thread.
+pub(crate) fn take_panic_message() -> String {
+    LAST_PANIC
+        .with(Cell::take)
+        .unwrap_or_else(|| "panic".to_owned())
+}
+
+/// The text of a panic payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
+/// Installs the logger once per process from `config`
+/// (later calls do nothing). Never panics; if installing fails half-way, the
+/// next call tries again.
+pub fn init(config: &Config) {
+    static INSTALLING: AtomicBool = AtomicBool::new(false);
+    static INSTALLED: AtomicBool = AtomicBool::new(false);
+    if INSTALLED.load(Ordering::Acquire)
+        || INSTALLING
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+    {
+        return;
+    }
+    let done = std::panic::catch_unwind(|| install(config)).is_ok();
+    INSTALLED.store(done, Ordering::Release);
+    INSTALLING.store(false, Ordering::Release);
+}
+
+fn install(config: &Config) {
+    let s = settings(
+        config.log.as_deref(),
+        config.log_level.as_deref(),
+        config.verbose,
+    );
+    let mut warnings = s.warnings;
+    let syslog = if s.syslog {
+        let formatter = syslog::Formatter3164 {
+            facility: syslog::Facility::LOG_USER,
+            hostname: None,
+            process: "hotswap".into(),
+            pid: std::process::id(),
         };
-        let logger: &'static Logger = Box::leak(Box::new(Logger { syslog }));
-        if log::set_logger(logger).is_ok() {
-            log::set_max_level(s.level);
+        match syslog::unix(formatter) {
+            Ok(logger) => Some(Mutex::new(logger)),
+            Err(e) => {
+                warnings.push(format!("cannot connect to syslog ({e}); logging to stderr"));
+                None
+            }
         }
-        for w in warnings {
-            log::warn!("{w}");
-        }
-    });
+    } else {
+        None
+    };
+    let logger: &'static Logger = Box::leak(Box::new(Logger { syslog }));
+    if log::set_logger(logger).is_ok() {
+        log::set_max_level(s.level);
+    }
+    for w in warnings {
+        log::warn!("{w}");
+    }
+}
+
+/// Installs logging from the process-wide snapshot (the C API's entry).
+pub fn init_for_process() {
+    init(config::Config::process());
 }
 
 #[cfg(test)]
@@ -158,31 +260,31 @@ mod tests {
 
     #[test]
     fn defaults_and_overrides() {
-        let s = settings(None, None, None);
+        let s = settings(None, None, false);
         assert_eq!(
             (s.level, s.syslog, s.warnings.len()),
             (LevelFilter::Warn, false, 0)
         );
         assert_eq!(
-            settings(None, Some("DEBUG"), None).level,
+            settings(None, Some("DEBUG"), false).level,
             LevelFilter::Debug
         );
         assert_eq!(
-            settings(None, Some("warning"), None).level,
+            settings(None, Some("warning"), false).level,
             LevelFilter::Warn
         );
-        assert_eq!(settings(None, None, Some("1")).level, LevelFilter::Debug);
-        assert_eq!(settings(None, None, Some("false")).level, LevelFilter::Warn);
+        assert_eq!(settings(None, None, true).level, LevelFilter::Debug);
+        assert_eq!(settings(None, None, false).level, LevelFilter::Warn);
         assert_eq!(
-            settings(None, Some("trace"), Some("1")).level,
+            settings(None, Some("trace"), true).level,
             LevelFilter::Trace
         );
-        assert!(settings(Some("syslog"), None, None).syslog);
+        assert!(settings(Some("syslog"), None, false).syslog);
     }
 
     #[test]
     fn invalid_values_warn_once_each_and_use_the_default() {
-        let s = settings(Some("file"), Some("loud"), None);
+        let s = settings(Some("file"), Some("loud"), false);
         assert_eq!((s.level, s.syslog), (LevelFilter::Warn, false));
         assert_eq!(s.warnings.len(), 2);
     }

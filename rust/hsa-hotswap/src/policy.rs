@@ -9,15 +9,12 @@
 //!   retargeting; a `gfx1250` source gets the B0 feature on both sides).
 //! - Everything else: no rewrite, the original is loaded.
 
-use crate::env;
-
-/// The opt-in variable (upstream's name; read with the project's truthiness rule).
-pub const ENTRY_TRAMPOLINES_ENV: &str = "AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES";
-
 /// COMGR's hotswap-local pseudo-feature for code built for B0.
 pub const B0_FEATURE: &str = ":gfx1250-b0-specific+";
 /// COMGR's hotswap-local pseudo-feature for the A0 stepping.
 pub const A0_FEATURE: &str = ":gfx1250-b0-specific-";
+
+use hotswap_code_object::isa_name::processor_of as gfx_target;
 
 const GFX1250: &str = "gfx1250";
 const GFX12_5_GENERIC: &str = "gfx12-5-generic";
@@ -38,24 +35,6 @@ pub struct Decision {
     pub source: String,
     /// Target ISA name (with feature suffixes).
     pub target: String,
-}
-
-/// True when the opt-in route is requested in this process right now.
-pub fn entry_trampolines_requested() -> bool {
-    env::flag(ENTRY_TRAMPOLINES_ENV)
-}
-
-/// The processor of an ISA name: from the first `gfx` to the first `:`, keeping
-/// hyphens (`amdgcn-amd-amdhsa--gfx12-5-generic:sramecc+` → `gfx12-5-generic`);
-/// empty when there is no `gfx`.
-pub fn gfx_target(isa: &str) -> &str {
-    match isa.find("gfx") {
-        Some(start) => {
-            let rest = &isa[start..];
-            rest.split(':').next().unwrap_or(rest)
-        }
-        None => "",
-    }
 }
 
 /// The baseline gate: exactly `gfx1250`, revision known and 0.
@@ -138,20 +117,6 @@ mod tests {
             source: s.into(),
             target: t.into(),
         })
-    }
-
-    #[test]
-    fn gfx_target_keeps_hyphens() {
-        assert_eq!(
-            gfx_target("amdgcn-amd-amdhsa--gfx1250:sramecc+:xnack-"),
-            "gfx1250"
-        );
-        assert_eq!(
-            gfx_target("amdgcn-amd-amdhsa--gfx12-5-generic:sramecc+"),
-            "gfx12-5-generic"
-        );
-        assert_eq!(gfx_target("amdgcn-amd-amdhsa--gfx125foo"), "gfx125foo");
-        assert_eq!(gfx_target("amdgcn-amd-amdhsa"), "");
     }
 
     #[test]

@@ -8,7 +8,11 @@
 //!   read with `pread` (the caller's file offset never moves) into a buffer that
 //!   backs a memory reader made with the original create-from-memory. The buffer
 //!   lives while the reader lives, and for the rest of the process once ROCr has
-//!   loaded from it ([`crate::retained::pin`]).
+//!   loaded from it ([`crate::retained::pin`]). Only a file whose 64-byte
+//!   header (read first, also with `pread`) names a processor that could be
+//!   rewritten in this process is read whole.
+//! - Each recorded reader remembers the outcome of its rewrites per ISA pair, so
+//!   a repeated load of a reader already rewritten reads none of its bytes.
 //! - Nothing is recorded when no rewrite is possible in this process.
 #![allow(unsafe_code)] // views the application's memory and reads its file descriptor
 
@@ -17,6 +21,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::hsa::api::hsa_code_object_reader_t;
+use crate::policy::Decision;
+use crate::retained::Outcome;
+use crate::stats::{Stats, STATS};
 
 /// A file's bytes read by the tool, shared between the reader registry and the
 /// pinned buffers. An `Arc` around the boxed buffer (not `Arc<[u8]>`, whose
@@ -111,11 +118,20 @@ impl std::hash::Hasher for HandleHasher {
 
 type HandleMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<HandleHasher>>;
 
+/// One recorded reader: its bytes and the rewrites already decided for it.
+#[derive(Debug)]
+struct Recorded {
+    bytes: ReaderBytes,
+    /// (ISA pair, outcome) of each rewrite done for this reader (one per target
+    /// ISA; a handful at most).
+    outcomes: Vec<(Decision, Outcome)>,
+}
+
 /// Reader handle → bytes. One short lock per create, destroy or load; never held
 /// while calling ROCr or the rewriter.
 #[derive(Debug, Default)]
 pub struct Readers {
-    map: Mutex<HandleMap<ReaderBytes>>,
+    map: Mutex<HandleMap<Recorded>>,
     /// Entries in `map` (changed under its lock): lets destroy and load skip the
     /// lock while nothing is recorded.
     entries: AtomicUsize,
@@ -130,8 +146,12 @@ impl Readers {
         if bytes.is_file() {
             self.files.fetch_add(1, Ordering::Relaxed);
         }
-        match map.insert(reader.handle, bytes) {
-            Some(old) if old.is_file() => {
+        let recorded = Recorded {
+            bytes,
+            outcomes: Vec::new(),
+        };
+        match map.insert(reader.handle, recorded) {
+            Some(old) if old.bytes.is_file() => {
                 self.files.fetch_sub(1, Ordering::Relaxed);
             }
             Some(_) => {}
@@ -158,14 +178,12 @@ impl Readers {
         if !self.any() {
             return None;
         }
-        let old = self.lock().remove(&reader.handle);
-        if let Some(old) = &old {
-            self.entries.fetch_sub(1, Ordering::Release);
-            if old.is_file() {
-                self.files.fetch_sub(1, Ordering::Relaxed);
-            }
+        let old = self.lock().remove(&reader.handle)?;
+        self.entries.fetch_sub(1, Ordering::Release);
+        if old.bytes.is_file() {
+            self.files.fetch_sub(1, Ordering::Relaxed);
         }
-        old
+        Some(old.bytes)
     }
 
     /// A snapshot of the entry (a pointer/size copy or a reference count).
@@ -173,7 +191,37 @@ impl Readers {
         if !self.any() {
             return None;
         }
-        self.lock().get(&reader.handle).cloned()
+        self.lock().get(&reader.handle).map(|r| r.bytes.clone())
+    }
+
+    /// The outcome already decided for `reader` and `decision`, if any.
+    pub fn outcome(
+        &self,
+        reader: hsa_code_object_reader_t,
+        decision: &Decision,
+    ) -> Option<Outcome> {
+        let map = self.lock();
+        let recorded = map.get(&reader.handle)?;
+        recorded
+            .outcomes
+            .iter()
+            .find(|(d, _)| d == decision)
+            .map(|(_, o)| *o)
+    }
+
+    /// Remembers the outcome of rewriting `reader` with `decision`.
+    pub fn set_outcome(
+        &self,
+        reader: hsa_code_object_reader_t,
+        decision: &Decision,
+        outcome: Outcome,
+    ) {
+        let mut map = self.lock();
+        if let Some(recorded) = map.get_mut(&reader.handle) {
+            if !recorded.outcomes.iter().any(|(d, _)| d == decision) {
+                recorded.outcomes.push((decision.clone(), outcome));
+            }
+        }
     }
 
     /// Number of readers recorded.
@@ -186,7 +234,7 @@ impl Readers {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HandleMap<ReaderBytes>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HandleMap<Recorded>> {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -215,9 +263,22 @@ impl std::fmt::Display for FileReadError {
     }
 }
 
-/// Reads the whole file behind `fd` with `pread` from offset 0: the descriptor's
-/// own offset is never used nor moved.
-pub fn read_whole_file(fd: i32) -> Result<FileBytes, FileReadError> {
+/// Size of the ELF64 header: all the tool needs to know whether a code object
+/// could be rewritten.
+const ELF_HEADER_SIZE: usize = 64;
+
+/// The start of a file: its first bytes (up to the 64-byte ELF header) and its
+/// size, for identifying the code object without reading it.
+#[derive(Debug)]
+pub struct FileHeader {
+    /// The first `min(64, size)` bytes.
+    pub prefix: Vec<u8>,
+    /// The file's size from `fstat`.
+    pub size: u64,
+}
+
+/// `fstat` of `fd`: its size when it is a non-empty regular file.
+fn regular_file_size(fd: i32) -> Result<u64, FileReadError> {
     // SAFETY: an all-zero `stat` is a valid value to be overwritten.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: `st` is a valid out-pointer; an invalid fd only makes fstat fail.
@@ -227,7 +288,58 @@ pub fn read_whole_file(fd: i32) -> Result<FileBytes, FileReadError> {
     if st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_size <= 0 {
         return Err(FileReadError::NotARegularFile);
     }
-    let size = usize::try_from(st.st_size).map_err(|_| FileReadError::OutOfMemory(usize::MAX))?;
+    u64::try_from(st.st_size).map_err(|_| FileReadError::NotARegularFile)
+}
+
+/// Reads the size and the first 64 bytes of the file behind `fd` (`fstat`,
+/// then `pread`: the descriptor's offset never moves).
+pub fn read_header(fd: i32) -> Result<FileHeader, FileReadError> {
+    let size = regular_file_size(fd)?;
+    let mut prefix = vec![0u8; ELF_HEADER_SIZE];
+    let mut done = 0usize;
+    while done < prefix.len() {
+        // SAFETY: `prefix[done..]` is initialised, writable memory of that length.
+        let n =
+            unsafe { pread_once(fd, prefix.as_mut_ptr().add(done), prefix.len() - done, done) }?;
+        if n == 0 {
+            break;
+        }
+        done += n;
+    }
+    prefix.truncate(done);
+    Ok(FileHeader { prefix, size })
+}
+
+/// One `pread` of at most `len` bytes at `offset` into `buffer`, retried on
+/// `EINTR`; 0 at the end of the file.
+///
+/// # Safety
+/// `buffer` is valid for writes of `len` bytes.
+unsafe fn pread_once(
+    fd: i32,
+    buffer: *mut u8,
+    len: usize,
+    offset: usize,
+) -> Result<usize, FileReadError> {
+    let offset = libc::off_t::try_from(offset).map_err(|_| FileReadError::ShortRead)?;
+    loop {
+        // SAFETY: `buffer` is writable for `len` bytes (contract); a bad fd only fails.
+        let n = unsafe { libc::pread(fd, buffer.cast(), len, offset) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(FileReadError::Io(err));
+        }
+    }
+}
+
+/// Reads the whole file behind `fd` with `pread` from offset 0: the descriptor's
+/// own offset is never used nor moved.
+pub fn read_whole_file(fd: i32) -> Result<FileBytes, FileReadError> {
+    let size = regular_file_size(fd)?;
+    let size = usize::try_from(size).map_err(|_| FileReadError::OutOfMemory(usize::MAX))?;
     let mut buffer: Vec<u8> = Vec::new();
     buffer
         .try_reserve_exact(size)
@@ -236,29 +348,15 @@ pub fn read_whole_file(fd: i32) -> Result<FileBytes, FileReadError> {
     while done < size {
         let chunk = (size - done).min(1 << 30);
         // SAFETY: writes at most `chunk` bytes into the reserved, unused tail.
-        let n = unsafe {
-            libc::pread(
-                fd,
-                buffer.as_mut_ptr().add(done).cast(),
-                chunk,
-                done as libc::off_t,
-            )
-        };
-        if n < 0 {
-            let err = std::io::Error::last_os_error();
-            if err.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(FileReadError::Io(err));
-        }
+        let n = unsafe { pread_once(fd, buffer.as_mut_ptr().add(done), chunk, done) }?;
         if n == 0 {
             return Err(FileReadError::ShortRead);
         }
-        done += n as usize;
+        done += n;
     }
     // SAFETY: the first `size` bytes were written by pread above.
     unsafe { buffer.set_len(size) };
-    crate::retained::STATS.add_copied(size);
+    Stats::add(&STATS.copied_bytes, size);
     Ok(Arc::new(buffer.into_boxed_slice()))
 }
 

@@ -1,5 +1,7 @@
-//! One `OnLoad`'s state: the functions taken from its table, its agent cache and
-//! its reader registry, and the decisions the hooks execute.
+//! One `OnLoad`'s state (its patched table, agent queries, agent cache and
+//! reader registry) and everything the hooks do: each hook forwards here, the
+//! decisions run inside the panic boundary, and every path ends in a call to
+//! an original with the caller's arguments or our rewritten reader.
 //!
 //! Each `OnLoad` creates a new `Session`, published through one atomic pointer;
 //! a later `OnLoad` (after `hsa_shut_down` + `hsa_init`) works only from its own
@@ -17,35 +19,39 @@
 //! later tool that wrapped us) still passes through it correctly.
 #![allow(unsafe_code)] // keeps ROCr's table pointer from OnLoad to OnUnload
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::agents::{AgentInfo, Agents};
+use crate::boundary::ffi_boundary;
 use crate::code_object::{self, rewriter};
-use crate::hsa::api::{hsa_agent_t, hsa_code_object_reader_t, Originals};
-use crate::hsa::table::{CoreTable, TableError, PATCHED};
+use crate::config::Config;
+use crate::hooks;
+use crate::hsa::api::{
+    self, fn_from_slot, hsa_agent_t, hsa_code_object_reader_t, hsa_executable_t, hsa_file_t,
+    hsa_loaded_code_object_t, hsa_status_t, CreateFromFileFn, CreateFromMemoryFn,
+    LoadAgentCodeObjectFn, Originals, ReaderDestroyFn, HSA_STATUS_SUCCESS,
+};
+use crate::hsa::patch::{PatchedTable, Restore};
+use crate::hsa::table::{CoreTable, Slot, TableError, READER_CREATE_FROM_MEMORY, READER_DESTROY};
 use crate::policy;
 use crate::readers::{self, FileBytes, ReaderBytes, Readers};
 use crate::retained::{self, Outcome};
+use crate::stats::STATS;
 
 /// State of one `OnLoad`.
 #[derive(Debug)]
 pub struct Session {
-    /// What the hooks chain to, and the agent queries.
-    pub originals: Originals,
+    /// The agent queries.
+    pub queries: Originals,
     /// Agents of this runtime instance.
     pub agents: Agents,
     /// Readers created through our hooks.
     pub readers: Readers,
-    /// The patched table (`CoreApiTable*` and its size), for `OnUnload`.
-    table: (usize, u32),
-    /// Our hooks, in `PATCHED` order, as written into the table.
-    hooks: [usize; 4],
-    unloaded: AtomicBool,
-    /// Serialises the tool's writes to the table after `OnLoad` (leaving it,
-    /// `OnUnload`), so nothing is written once `OnUnload` has run.
-    table_writes: Mutex<()>,
-    /// `AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES`, read once by `OnLoad`.
+    /// The slots we patched, their hooks and originals.
+    patched: PatchedTable,
+    /// `AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES` of this `OnLoad`'s configuration.
     opt_in: bool,
     /// Whether any rewrite is possible in this runtime instance (decided on the
     /// first hook call: agents and the rewriter do not change afterwards).
@@ -61,35 +67,24 @@ pub fn current() -> Option<&'static Session> {
     unsafe { ptr.as_ref() }
 }
 
-/// `HSA_HOTSWAP_DISABLE` is true: `OnLoad` patches nothing and succeeds.
-pub fn disabled() -> bool {
-    crate::env::flag(crate::env::HSA_HOTSWAP_DISABLE)
-}
-
-/// `OnLoad`: checks every slot, then writes the four hooks. On error the table is
-/// unchanged (nothing is written before every check passed).
-pub fn load(table: CoreTable, originals: Originals, hooks: [usize; 4]) -> Result<(), TableError> {
-    for (slot, hook) in PATCHED.iter().zip(hooks) {
-        if table.read(*slot) == hook {
-            return Err(TableError::AlreadyPatched(slot.name));
-        }
-    }
+/// `OnLoad` with a checked table: reads the agent queries and the originals of
+/// every patched slot (all must be non-null, none already ours), then writes
+/// the hooks. On error the table is unchanged (nothing is written before every
+/// check passed).
+pub fn load(table: CoreTable, config: &Config) -> Result<(), TableError> {
+    let queries = Originals::from_table(&table)?;
+    let patched = PatchedTable::check(&table, &hooks::patches())?;
     let session: &'static Session = Box::leak(Box::new(Session {
-        originals,
+        queries,
         agents: Agents::default(),
         readers: Readers::default(),
-        table: (table.raw() as usize, table.size()),
-        hooks,
-        unloaded: AtomicBool::new(false),
-        table_writes: Mutex::new(()),
-        opt_in: policy::entry_trampolines_requested(),
+        patched,
+        opt_in: config.entry_trampolines,
         possible: OnceLock::new(),
     }));
     // Published before the hooks are reachable through the table.
     CURRENT.store(session as *const Session as *mut Session, Ordering::Release);
-    for (slot, hook) in PATCHED.iter().zip(hooks) {
-        table.write(*slot, hook);
-    }
+    session.patched.install();
     log::info!(
         "tool loaded: intercepting code-object loading (CoreApiTable major {} size {})",
         table.major_id(),
@@ -98,19 +93,20 @@ pub fn load(table: CoreTable, originals: Originals, hooks: [usize; 4]) -> Result
     Ok(())
 }
 
+/// Every slot `OnLoad` must find in the table: the patched ones and the queries.
+pub fn needed_slots() -> Vec<Slot> {
+    let mut slots: Vec<Slot> = hooks::patches().iter().map(|(slot, _)| *slot).collect();
+    slots.extend(crate::hsa::table::QUERIED);
+    slots
+}
+
 /// `OnUnload`: puts back each slot that still holds our hook (a later tool may
 /// have wrapped it: then it is left alone); frees nothing.
 pub fn unload() {
     let Some(session) = current() else { return };
-    let _writes = session
-        .table_writes
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if session.unloaded.swap(true, Ordering::AcqRel) {
-        return;
+    if session.patched.restore(Restore::Unload) {
+        log::info!("tool unloaded; {}", STATS.summary());
     }
-    session.restore_slots("OnUnload");
-    log::info!("tool unloaded; {}", retained::STATS.summary());
 }
 
 /// What the load hook does.
@@ -155,45 +151,10 @@ impl Session {
             decided_here = true;
             computed
         });
-        if decided_here && !possible {
-            self.leave_table();
+        if decided_here && !possible && self.patched.restore(Restore::Leave) {
+            log::debug!("no rewrite is possible in this runtime: the tool left the API table");
         }
         possible
-    }
-
-    /// Never rewriting: put the originals back into the table so that later calls
-    /// skip the tool entirely. Not after `OnUnload` (ROCr may have reset the table).
-    fn leave_table(&self) {
-        let _writes = self
-            .table_writes
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if self.unloaded.load(Ordering::Acquire) {
-            return;
-        }
-        self.restore_slots("no rewrite possible");
-        log::debug!("no rewrite is possible in this runtime: the tool left the API table");
-    }
-
-    /// Writes the original back into each slot that still holds our hook; a slot
-    /// a later tool wrapped is left alone. Called with `table_writes` held.
-    fn restore_slots(&self, why: &str) {
-        // SAFETY: the table OnLoad checked (size in `self.table.1`); ROCr keeps it
-        // for the runtime instance and resets it only after OnUnload, and neither
-        // caller writes once OnUnload ran (`unloaded` under `table_writes`).
-        let table = unsafe { CoreTable::from_raw(self.table.0 as *mut _, self.table.1) };
-        let originals = self.originals.patched();
-        for ((slot, hook), original) in PATCHED.iter().zip(self.hooks).zip(originals) {
-            let current = table.read(*slot);
-            if current == hook {
-                table.write(*slot, original);
-            } else if current != original {
-                log::info!(
-                    "{why}: {} was wrapped by a later tool; left as it is",
-                    slot.name
-                );
-            }
-        }
     }
 
     /// True when this session is known to never rewrite: the hooks then call
@@ -202,8 +163,192 @@ impl Session {
         self.possible.get() == Some(&false)
     }
 
+    /// The function `slot` held before `OnLoad` patched it (0 if not patched).
+    pub fn original(&self, slot: Slot) -> usize {
+        self.patched.original(slot)
+    }
+
+    /// The saved create-from-memory and destroy, for our temporary readers.
+    fn reader_functions(&self) -> Option<(CreateFromMemoryFn, ReaderDestroyFn)> {
+        // SAFETY: both slots held non-null functions of these signatures (OnLoad).
+        unsafe {
+            Some((
+                fn_from_slot(self.original(READER_CREATE_FROM_MEMORY))?,
+                fn_from_slot(self.original(READER_DESTROY))?,
+            ))
+        }
+    }
+
+    /// The create-from-memory hook: the original, then (when a rewrite is
+    /// possible in this process) remember the reader's pointer and size.
+    ///
+    /// # Safety
+    /// The caller's arguments of `hsa_code_object_reader_create_from_memory`.
+    pub unsafe fn create_from_memory(
+        &self,
+        original: CreateFromMemoryFn,
+        code_object: *const c_void,
+        size: usize,
+        reader: *mut hsa_code_object_reader_t,
+    ) -> hsa_status_t {
+        // SAFETY: the caller's arguments, forwarded unchanged to the saved original.
+        let status = unsafe { original(code_object, size, reader) };
+        if status == HSA_STATUS_SUCCESS && !reader.is_null() && !self.passes_through() {
+            // SAFETY: the original succeeded, so it wrote the handle through `reader`.
+            let handle = unsafe { reader.read() };
+            ffi_boundary("create_from_memory hook", (), || {
+                self.created_from_memory(handle, code_object as usize, size)
+            });
+        }
+        status
+    }
+
+    /// The create-from-file hook: a memory reader over the file's bytes when
+    /// the file could be rewritten here, else (and on any failure) the original.
+    ///
+    /// # Safety
+    /// The caller's arguments of `hsa_code_object_reader_create_from_file`.
+    pub unsafe fn create_from_file(
+        &self,
+        original: CreateFromFileFn,
+        file: hsa_file_t,
+        reader: *mut hsa_code_object_reader_t,
+    ) -> hsa_status_t {
+        if !reader.is_null() && !self.passes_through() {
+            let made = ffi_boundary("create_from_file hook", None, || {
+                let bytes = self.file_bytes_for_rewrite(file)?;
+                let (create, _) = self.reader_functions()?;
+                Some((api::create_reader(create, &bytes).ok()?, bytes))
+            });
+            if let Some((handle, bytes)) = made {
+                let keep = Arc::clone(&bytes);
+                let recorded = ffi_boundary("create_from_file hook", false, || {
+                    self.created_from_file(handle, file, bytes);
+                    true
+                });
+                if !recorded {
+                    // ROCr's reader points into the bytes: never free them.
+                    std::mem::forget(keep);
+                }
+                // SAFETY: `reader` is non-null and the caller's out-pointer.
+                unsafe { reader.write(handle) };
+                return HSA_STATUS_SUCCESS;
+            }
+        }
+        // SAFETY: the caller's arguments, forwarded unchanged to the saved original.
+        unsafe { original(file, reader) }
+    }
+
+    /// The destroy hook: forget the reader, then the original. The bytes (if
+    /// ours) are released only after ROCr stopped using them.
+    pub fn reader_destroy(
+        &self,
+        original: ReaderDestroyFn,
+        reader: hsa_code_object_reader_t,
+    ) -> hsa_status_t {
+        let entry = if self.passes_through() {
+            None
+        } else {
+            ffi_boundary("reader_destroy hook", None, || {
+                self.rewrite_possible()
+                    .then(|| self.readers.forget(reader))
+                    .flatten()
+            })
+        };
+        // SAFETY: handles are opaque values; ROCr validates them.
+        let status = unsafe { original(reader) };
+        drop(entry);
+        status
+    }
+
+    /// The load hook: the rewritten code object when the policy and the
+    /// rewriter produce one, else (and on any failure) the caller's.
+    ///
+    /// # Safety
+    /// The caller's arguments of `hsa_executable_load_agent_code_object`.
+    pub unsafe fn load_agent_code_object(
+        &self,
+        load: LoadAgentCodeObjectFn,
+        executable: hsa_executable_t,
+        agent: hsa_agent_t,
+        reader: hsa_code_object_reader_t,
+        options: *const c_char,
+        loaded: *mut hsa_loaded_code_object_t,
+    ) -> hsa_status_t {
+        if self.passes_through() {
+            // SAFETY: the caller's arguments, forwarded unchanged to the saved original.
+            return unsafe { load(executable, agent, reader, options, loaded) };
+        }
+        let plan = ffi_boundary("load_agent_code_object hook", Plan::original(), || {
+            self.plan_load(agent, reader)
+        });
+        let pin = match plan {
+            Plan::Rewritten { bytes, pin } => {
+                // SAFETY: the caller's arguments with our reader over 'static bytes.
+                let status =
+                    unsafe { self.load_rewritten(load, bytes, executable, agent, options, loaded) };
+                if status == Some(HSA_STATUS_SUCCESS) {
+                    log::debug!(
+                        "load reader {:#x} on agent {:#x}: rewritten code object loaded",
+                        reader.handle,
+                        agent.handle
+                    );
+                    return HSA_STATUS_SUCCESS;
+                }
+                pin
+            }
+            Plan::Original { pin } => pin,
+        };
+        // SAFETY: the caller's arguments, forwarded unchanged to the saved original.
+        let status = unsafe { load(executable, agent, reader, options, loaded) };
+        if status == HSA_STATUS_SUCCESS {
+            if let Some(bytes) = pin {
+                ffi_boundary("load_agent_code_object hook", (), || retained::pin(&bytes));
+            }
+        }
+        status
+    }
+
+    /// Loads `bytes` through a temporary reader; `None` when no reader could be
+    /// made. A failure is logged; the caller then loads the original.
+    ///
+    /// # Safety
+    /// The caller's `executable`, `agent`, `options` and `loaded`.
+    unsafe fn load_rewritten(
+        &self,
+        load: LoadAgentCodeObjectFn,
+        bytes: &'static [u8],
+        executable: hsa_executable_t,
+        agent: hsa_agent_t,
+        options: *const c_char,
+        loaded: *mut hsa_loaded_code_object_t,
+    ) -> Option<hsa_status_t> {
+        let (create, destroy) = self.reader_functions()?;
+        let temporary = match api::create_reader(create, bytes) {
+            Ok(temporary) => temporary,
+            Err(status) => {
+                log::warn!(
+                    "reader over the rewritten code object failed (status {status:#x}); \
+                     falling back to the original code object"
+                );
+                return None;
+            }
+        };
+        // SAFETY: the caller's arguments with our reader over 'static bytes.
+        let status = unsafe { load(executable, agent, temporary, options, loaded) };
+        // SAFETY: our own reader, made above.
+        unsafe { destroy(temporary) };
+        if status != HSA_STATUS_SUCCESS {
+            log::warn!(
+                "loading the rewritten code object failed (status {status:#x}); \
+                 falling back to the original code object"
+            );
+        }
+        Some(status)
+    }
+
     fn compute_rewrite_possible(&self) -> bool {
-        let agents = self.agents.all(&self.originals);
+        let agents = self.agents.all(&self.queries);
         let candidates: Vec<String> = agents
             .iter()
             .filter(|a| policy::has_candidate(a.target(), self.opt_in))
@@ -260,10 +405,33 @@ impl Session {
         }
     }
 
-    /// The file's bytes when the file reader should become a memory reader.
+    /// The file's bytes when the file reader should become a memory reader:
+    /// only when a rewrite is possible and the file's 64-byte header (read with
+    /// `pread`) names a processor that could be rewritten here. Any other file
+    /// stays the application's file reader.
     pub fn file_bytes_for_rewrite(&self, fd: i32) -> Option<FileBytes> {
         if !self.rewrite_possible() {
             return None;
+        }
+        let header = match readers::read_header(fd) {
+            Ok(header) => header,
+            Err(e) => {
+                log::debug!(
+                    "fd {fd}: cannot read its header ({e}); original create-from-file used"
+                );
+                return None;
+            }
+        };
+        match code_object::isa::processor_of_prefix(&header.prefix, header.size) {
+            Ok(gfx) if policy::source_may_be_rewritten(gfx, self.opt_in) => {}
+            Ok(gfx) => {
+                log::debug!("fd {fd}: {gfx} code object, never rewritten here; original create-from-file used");
+                return None;
+            }
+            Err(e) => {
+                log::debug!("fd {fd}: not an identifiable code object ({e:?}); original create-from-file used");
+                return None;
+            }
         }
         match readers::read_whole_file(fd) {
             Ok(bytes) => Some(bytes),
@@ -295,7 +463,7 @@ impl Session {
         let info = match self.agents.listed(agent.handle) {
             Some(info) => info,
             None => {
-                queried = self.agents.get(&self.originals, agent);
+                queried = self.agents.get(&self.queries, agent);
                 &*queried
             }
         };
@@ -332,9 +500,13 @@ impl Session {
             log::debug!("{what}: source {source}: no rewrite for this pair; original loaded");
             return Plan::Original { pin };
         };
-        let result = retained::rewrite_once(bytes, &decision, || {
-            rewriter::retarget(bytes, &decision.source, &decision.target)
-        });
+        let result = match self.readers.outcome(reader, &decision) {
+            Some(outcome) => Ok((outcome, true)),
+            None => retained::rewrite_once(bytes, &decision, || {
+                rewriter::retarget(bytes, &decision.source, &decision.target)
+            })
+            .inspect(|(outcome, _)| self.readers.set_outcome(reader, &decision, *outcome)),
+        };
         match result {
             Ok((Outcome::Changed(new), cached)) => {
                 log::debug!(

@@ -13,9 +13,9 @@
 use std::ffi::c_char;
 
 use crate::boundary::ffi_boundary;
-use crate::hsa::api::Originals;
-use crate::hsa::table::{CoreTable, HsaApiTable, PATCHED, QUERIED};
-use crate::{hooks, logging, session};
+use crate::config::Config;
+use crate::hsa::table::{CoreTable, HsaApiTable};
+use crate::{logging, session};
 
 /// Called by ROCr from `hsa_init` with its API table. Returns false (ROCr then
 /// unloads the tool; the table is untouched) when the table cannot be patched.
@@ -31,16 +31,15 @@ pub unsafe extern "C" fn OnLoad(
     _failed_tool_names: *const *const c_char,
 ) -> bool {
     ffi_boundary("OnLoad", false, || {
-        logging::init();
-        if session::disabled() {
+        let config = Config::from_env();
+        logging::init(&config);
+        if config.disable {
             log::info!("HSA_HOTSWAP_DISABLE is true: tool loaded, nothing patched");
             return true;
         }
-        let needed = [PATCHED, QUERIED].concat();
         // SAFETY: ROCr passes its live table (sizes in minor_id) or NULL.
-        let checked = unsafe { CoreTable::from_root(table, &needed) }
-            .and_then(|core| Originals::from_table(&core).map(|o| (core, o)))
-            .and_then(|(core, originals)| session::load(core, originals, hooks::addresses()));
+        let checked = unsafe { CoreTable::from_root(table, &session::needed_slots()) }
+            .and_then(|core| session::load(core, &config));
         match checked {
             Ok(()) => true,
             Err(e) => {

@@ -1,65 +1,96 @@
-//! Code objects: which ISA one was built for, and rewriting one for another ISA.
+//! Code objects as the tool and its C API see them: the FFI-free reading lives
+//! in the `hotswap-code-object` crate (re-exported here); this module adds what
+//! needs C — asking the linked COMGR for a processor the table lacks, the
+//! COMGR-ABI rewriter client — and the mapping of errors to `hotswap_status_t`.
 //!
-//! Interface used by the tool (`crate::tool`) and the C API (`crate::capi`):
 //! - [`isa_name`]: the ISA name COMGR's `amd_comgr_get_data_isa_name` would give.
+//! - [`processor`]: the processor alone, allocation-free for known processors.
 //! - [`rewriter::retarget`]: the COMGR-ABI rewriter client.
-//!
-//! - [`metadata::read`]: the AMDGPU metadata note (target, kernels).
-//!
-//! Modules, one concern each: [`elf`] (bounded ELF64 reading), [`mach`] (the
-//! `EF_AMDGPU_MACH` table), [`isa`] (COMGR's naming algorithm), [`metadata`] (the
-//! msgpack note), [`comgr`] (loading COMGR-ABI libraries, data objects),
-//! [`rewriter`] (the rewriter client).
 
 pub mod comgr;
-pub mod elf;
-pub mod isa;
-pub mod mach;
-pub mod metadata;
 pub mod rewriter;
+
+use std::borrow::Cow;
+
+pub use hotswap_code_object::{elf, isa, mach, metadata, IsaError, HSA_ISA_PREFIX};
 
 use crate::status::hotswap_status_t;
 
-/// Why a code object's ISA could not be identified. Each maps to one
-/// `hotswap_status_t` (see [`IsaError::status`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum IsaError {
-    /// Not a well-formed ELF64 little-endian object.
-    InvalidCodeObject(&'static str),
-    /// A well-formed ELF that is not an AMDGPU HSA code object.
-    NotAmdgpu(&'static str),
-    /// An AMDGPU code object version without an ISA name in its header.
-    UnsupportedVersion(u8),
-    /// An `EF_AMDGPU_MACH` value neither this library nor the linked COMGR knows.
-    UnknownProcessor(u32),
-}
-
-impl IsaError {
-    /// The C status for this error.
-    pub fn status(&self) -> hotswap_status_t {
-        match self {
-            Self::InvalidCodeObject(_) => hotswap_status_t::HOTSWAP_STATUS_INVALID_CODE_OBJECT,
-            Self::NotAmdgpu(_) => hotswap_status_t::HOTSWAP_STATUS_NOT_AMDGPU_CODE_OBJECT,
-            Self::UnsupportedVersion(_) => {
-                hotswap_status_t::HOTSWAP_STATUS_UNSUPPORTED_CODE_OBJECT_VERSION
-            }
-            Self::UnknownProcessor(_) => hotswap_status_t::HOTSWAP_STATUS_UNKNOWN_PROCESSOR,
+/// The C status for an identification error.
+pub fn isa_error_status(error: &IsaError) -> hotswap_status_t {
+    match error {
+        IsaError::InvalidCodeObject(_) => hotswap_status_t::HOTSWAP_STATUS_INVALID_CODE_OBJECT,
+        IsaError::NotAmdgpu(_) => hotswap_status_t::HOTSWAP_STATUS_NOT_AMDGPU_CODE_OBJECT,
+        IsaError::UnsupportedVersion(_) => {
+            hotswap_status_t::HOTSWAP_STATUS_UNSUPPORTED_CODE_OBJECT_VERSION
         }
+        IsaError::UnknownProcessor(_) => hotswap_status_t::HOTSWAP_STATUS_UNKNOWN_PROCESSOR,
     }
 }
 
 /// The ISA name of a code object, e.g. `amdgcn-amd-amdhsa--gfx1250` or
 /// `amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-`, exactly as COMGR names it.
-/// Reads the ELF header only (constant time in the object's size).
-/// A processor missing from the table is asked of the linked COMGR.
+/// Native and constant time for every processor in the table; an unknown
+/// `EF_AMDGPU_MACH` is asked of the linked COMGR (`amd_comgr_get_data_isa_name`),
+/// whose answer is accepted only if it is an HSA ISA name.
 pub fn isa_name(code_object: &[u8]) -> Result<String, IsaError> {
-    isa::isa_name(code_object)
+    match isa::isa_name(code_object) {
+        Err(IsaError::UnknownProcessor(mach)) => match comgr::linked_isa_name(code_object) {
+            Ok(name) if name.starts_with(HSA_ISA_PREFIX) && name.len() > HSA_ISA_PREFIX.len() => {
+                log::info!(
+                    "EF_AMDGPU_MACH {mach:#x} is not in the table; the linked COMGR names it {name}"
+                );
+                Ok(name)
+            }
+            Ok(_) | Err(_) => Err(IsaError::UnknownProcessor(mach)),
+        },
+        other => other,
+    }
 }
 
-/// The processor a code object was built for (`gfx1250`, `gfx12-5-generic`),
-/// from the ELF header, without allocating for any processor in the table: the
-/// question the tool asks of every new reader. A processor missing from the
-/// table is named by the linked COMGR, as in [`isa_name`].
-pub fn processor(code_object: &[u8]) -> Result<std::borrow::Cow<'static, str>, IsaError> {
-    isa::processor(code_object)
+/// The processor of a code object (`gfx1250`, `gfx12-5-generic`): native and
+/// allocation-free for every processor in the table; an unknown
+/// `EF_AMDGPU_MACH` goes through [`isa_name`] (the linked COMGR).
+pub fn processor(code_object: &[u8]) -> Result<Cow<'static, str>, IsaError> {
+    match isa::processor(code_object) {
+        Ok(processor) => Ok(Cow::Borrowed(processor)),
+        Err(IsaError::UnknownProcessor(_)) => {
+            let name = isa_name(code_object)?;
+            let processor = hotswap_code_object::isa_name::processor_of(&name);
+            Ok(Cow::Owned(processor.to_owned()))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_mach_asks_comgr_and_never_guesses() {
+        // 0x27 is reserved: not in the table, and no COMGR names it either.
+        let mut h = vec![0u8; 64];
+        h[..4].copy_from_slice(b"\x7fELF");
+        h[4..7].copy_from_slice(&[2, 1, 1]);
+        h[7] = isa::ELFOSABI_AMDGPU_HSA;
+        h[8] = 2;
+        h[18..20].copy_from_slice(&hotswap_code_object::EM_AMDGPU.to_le_bytes());
+        h[48] = 0x27;
+        assert_eq!(isa_name(&h), Err(IsaError::UnknownProcessor(0x27)));
+        assert_eq!(processor(&h), Err(IsaError::UnknownProcessor(0x27)));
+    }
+
+    #[test]
+    fn every_error_has_its_own_status() {
+        let statuses = [
+            isa_error_status(&IsaError::InvalidCodeObject("x")),
+            isa_error_status(&IsaError::NotAmdgpu("x")),
+            isa_error_status(&IsaError::UnsupportedVersion(1)),
+            isa_error_status(&IsaError::UnknownProcessor(0x27)),
+        ];
+        for (i, a) in statuses.iter().enumerate() {
+            assert!(statuses[i + 1..].iter().all(|b| a != b));
+        }
+    }
 }

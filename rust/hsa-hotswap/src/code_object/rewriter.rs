@@ -28,9 +28,7 @@ use super::elf::Header;
 use super::{isa, metadata};
 use crate::status::hotswap_status_t;
 
-/// `HSA_HOTSWAP_REWRITER`: absolute path of the rewriter library to use instead
-/// of the linked COMGR.
-pub(crate) const HSA_HOTSWAP_REWRITER: &str = "HSA_HOTSWAP_REWRITER";
+use crate::config::HSA_HOTSWAP_REWRITER;
 
 /// Options of `amd_comgr_hotswap_rewrite_with_options`
 /// (`amd_comgr_hotswap_rewrite_flag_t` bits). All false: the plain
@@ -50,9 +48,8 @@ impl RewriteFlags {
     }
 }
 
-/// The probe: a real gfx1250 code object built by clang-22 from
-/// `tests/fixtures/kernel.cl` (regeneration command in `tests/fixtures/README.md`).
-static PROBE_CODE_OBJECT: &[u8] = include_bytes!("../../../../tests/fixtures/gfx1250-probe.co");
+/// The probe: a real gfx1250 code object embedded by the code-object crate.
+static PROBE_CODE_OBJECT: &[u8] = hotswap_code_object::GFX1250_PROBE;
 /// The probe's ISA names: gfx1250 B0 to gfx1250 A0, the one pair every hotswap
 /// rewriter supports.
 const PROBE_SOURCE_ISA: &CStr = c"amdgcn-amd-amdhsa--gfx1250:gfx1250-b0-specific+";
@@ -178,7 +175,7 @@ struct Rewriter {
 
 /// Loads the rewriter library: `HSA_HOTSWAP_REWRITER` or the linked COMGR.
 fn load_library() -> Result<Library, String> {
-    match crate::env::var(HSA_HOTSWAP_REWRITER).filter(|v| !v.is_empty()) {
+    match crate::config::Config::process().rewriter.clone() {
         Some(path) => {
             if !path.starts_with('/') {
                 return Err(format!(

@@ -100,21 +100,14 @@ pub(crate) type AgentIterateIsasFn =
 /// `hsa_isa_get_info_alt`.
 pub(crate) type IsaGetInfoAltFn = unsafe extern "C" fn(hsa_isa_t, u32, *mut c_void) -> hsa_status_t;
 
-/// The functions one `OnLoad` took from its table: the four it replaced (what the
-/// hooks chain to) and the four agent queries. All non-null (checked by `OnLoad`).
+/// The agent queries one `OnLoad` took from its table. All non-null (checked by
+/// `OnLoad`). The functions the tool replaced are kept with their slots in
+/// [`super::patch::PatchedTable`].
 ///
 /// Lifetime: these are ROCr's functions (or an earlier tool's wrappers), valid
 /// until ROCr unloads the tool libraries, which happens after `OnUnload`.
 #[derive(Clone, Copy, Debug)]
 pub struct Originals {
-    /// Saved `hsa_code_object_reader_create_from_memory_fn`.
-    pub create_from_memory: CreateFromMemoryFn,
-    /// Saved `hsa_code_object_reader_create_from_file_fn`.
-    pub create_from_file: CreateFromFileFn,
-    /// Saved `hsa_code_object_reader_destroy_fn`.
-    pub reader_destroy: ReaderDestroyFn,
-    /// Saved `hsa_executable_load_agent_code_object_fn`.
-    pub load_agent_code_object: LoadAgentCodeObjectFn,
     /// `hsa_iterate_agents_fn`.
     pub iterate_agents: IterateAgentsFn,
     /// `hsa_agent_get_info_fn`.
@@ -140,7 +133,7 @@ pub unsafe fn fn_from_slot<F: Copy>(value: usize) -> Option<F> {
 }
 
 impl Originals {
-    /// Reads the eight functions from `table`; every one must be non-null.
+    /// Reads the four agent queries from `table`; every one must be non-null.
     pub fn from_table(table: &CoreTable) -> Result<Originals, TableError> {
         fn get<F: Copy>(table: &CoreTable, slot: Slot) -> Result<F, TableError> {
             // SAFETY: ROCr's table holds, in each slot, 0 or a function with the
@@ -148,49 +141,11 @@ impl Originals {
             unsafe { fn_from_slot::<F>(table.read(slot)) }.ok_or(TableError::NullSlot(slot.name))
         }
         Ok(Originals {
-            create_from_memory: get(table, table::READER_CREATE_FROM_MEMORY)?,
-            create_from_file: get(table, table::READER_CREATE_FROM_FILE)?,
-            reader_destroy: get(table, table::READER_DESTROY)?,
-            load_agent_code_object: get(table, table::LOAD_AGENT_CODE_OBJECT)?,
             iterate_agents: get(table, table::ITERATE_AGENTS)?,
             agent_get_info: get(table, table::AGENT_GET_INFO)?,
             agent_iterate_isas: get(table, table::AGENT_ITERATE_ISAS)?,
             isa_get_info_alt: get(table, table::ISA_GET_INFO_ALT)?,
         })
-    }
-
-    /// The four replaced functions as table values, in `table::PATCHED` order.
-    pub fn patched(&self) -> [usize; 4] {
-        [
-            self.create_from_memory as usize,
-            self.create_from_file as usize,
-            self.reader_destroy as usize,
-            self.load_agent_code_object as usize,
-        ]
-    }
-
-    /// A memory reader over `bytes` through the original create-from-memory.
-    /// The caller keeps `bytes` alive for as long as ROCr may read them.
-    pub fn create_from_memory(
-        &self,
-        bytes: &[u8],
-    ) -> Result<hsa_code_object_reader_t, hsa_status_t> {
-        let mut reader = hsa_code_object_reader_t { handle: 0 };
-        // SAFETY: a valid pointer/length pair and a valid out-pointer; the function
-        // is ROCr's (or a prior tool's) create-from-memory (checked non-null).
-        let status =
-            unsafe { (self.create_from_memory)(bytes.as_ptr().cast(), bytes.len(), &mut reader) };
-        if status == HSA_STATUS_SUCCESS {
-            Ok(reader)
-        } else {
-            Err(status)
-        }
-    }
-
-    /// Destroys `reader` through the original destroy.
-    pub fn destroy(&self, reader: hsa_code_object_reader_t) -> hsa_status_t {
-        // SAFETY: handles are opaque values; ROCr validates them.
-        unsafe { (self.reader_destroy)(reader) }
     }
 
     /// `hsa_agent_get_info` for a `u32`-valued attribute.
@@ -289,5 +244,22 @@ impl Originals {
         }
         let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
         Some(String::from_utf8_lossy(&buffer[..end]).into_owned())
+    }
+}
+
+/// A memory reader over `bytes` through `create` (the saved create-from-memory).
+/// The caller keeps `bytes` alive for as long as ROCr may read them.
+pub fn create_reader(
+    create: CreateFromMemoryFn,
+    bytes: &[u8],
+) -> Result<hsa_code_object_reader_t, hsa_status_t> {
+    let mut reader = hsa_code_object_reader_t { handle: 0 };
+    // SAFETY: a valid pointer/length pair and a valid out-pointer; `create` is
+    // ROCr's (or a prior tool's) create-from-memory (checked non-null).
+    let status = unsafe { create(bytes.as_ptr().cast(), bytes.len(), &mut reader) };
+    if status == HSA_STATUS_SUCCESS {
+        Ok(reader)
+    } else {
+        Err(status)
     }
 }

@@ -2,4 +2,5 @@
 //! ([`table`]) and typed calls through the functions saved from it ([`api`]).
 
 pub mod api;
+pub mod patch;
 pub mod table;

@@ -98,13 +98,6 @@ pub(crate) const READER_DESTROY: Slot = Slot::at("hsa_code_object_reader_destroy
 pub(crate) const LOAD_AGENT_CODE_OBJECT: Slot =
     Slot::at("hsa_executable_load_agent_code_object_fn", 120);
 
-/// The slots the tool writes, in the order of [`crate::hsa::api::Originals::patched`].
-pub(crate) const PATCHED: [Slot; 4] = [
-    READER_CREATE_FROM_MEMORY,
-    READER_CREATE_FROM_FILE,
-    READER_DESTROY,
-    LOAD_AGENT_CODE_OBJECT,
-];
 /// The slots the tool only reads (agent queries).
 pub(crate) const QUERIED: [Slot; 4] = [
     ITERATE_AGENTS,
@@ -274,6 +267,13 @@ impl CoreTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const PATCHED: [Slot; 4] = [
+        READER_CREATE_FROM_MEMORY,
+        READER_CREATE_FROM_FILE,
+        READER_DESTROY,
+        LOAD_AGENT_CODE_OBJECT,
+    ];
 
     fn fake_core(size: u32) -> Box<CoreApiTable> {
         let mut core = Box::new(CoreApiTable {

@@ -9,7 +9,7 @@
 use rmp::decode::{self, RmpRead};
 use rmp::Marker;
 
-use super::elf::{self, ElfError, Header, NoteError};
+use crate::elf::{self, ElfError, Header, NoteError};
 
 /// Owner name of AMDGPU v3+ notes.
 const NOTE_OWNER: &[u8] = b"AMDGPU";
@@ -307,7 +307,7 @@ mod tests {
 mod object_tests {
     use super::*;
 
-    static PROBE: &[u8] = include_bytes!("../../../../tests/fixtures/gfx1250-probe.co");
+    static PROBE: &[u8] = crate::GFX1250_PROBE;
 
     /// Offset of the AMDGPU metadata note's header inside the probe object.
     fn metadata_note_offset() -> usize {

@@ -112,7 +112,15 @@ impl Header {
     /// little-endian, version, and both header tables inside the object.
     /// Constant time: reads the first 64 bytes only.
     pub fn parse(bytes: &[u8]) -> Result<Self, ElfError> {
-        let ident = bytes.get(..EHDR_SIZE).ok_or(ElfError::Truncated)?;
+        Self::parse_prefix(bytes, bytes.len() as u64)
+    }
+
+    /// [`Header::parse`] for an object of `total_len` bytes of which only a
+    /// prefix (at least the 64-byte header) is in memory, e.g. the first bytes
+    /// of a file read with `pread`: the header tables are checked against
+    /// `total_len`.
+    pub fn parse_prefix(prefix: &[u8], total_len: u64) -> Result<Self, ElfError> {
+        let ident = prefix.get(..EHDR_SIZE).ok_or(ElfError::Truncated)?;
         if ident[..4] != ELF_MAGIC {
             return Err(ElfError::BadMagic);
         }
@@ -142,25 +150,20 @@ impl Header {
         };
         let phentsize = field16(54)?;
         let shentsize = field16(58)?;
+        let inside = |offset: u64, count: u16, entry: usize| {
+            offset
+                .checked_add(u64::from(count) * entry as u64)
+                .is_some_and(|end| end <= total_len)
+        };
         if header.phnum != 0
             && (usize::from(phentsize) != PHDR_SIZE
-                || range(
-                    bytes,
-                    header.phoff,
-                    u64::from(header.phnum) * PHDR_SIZE as u64,
-                )
-                .is_none())
+                || !inside(header.phoff, header.phnum, PHDR_SIZE))
         {
             return Err(ElfError::BadProgramHeaders);
         }
         if header.shnum != 0
             && (usize::from(shentsize) != SHDR_SIZE
-                || range(
-                    bytes,
-                    header.shoff,
-                    u64::from(header.shnum) * SHDR_SIZE as u64,
-                )
-                .is_none())
+                || !inside(header.shoff, header.shnum, SHDR_SIZE))
         {
             return Err(ElfError::BadSectionHeaders);
         }
@@ -398,8 +401,8 @@ mod tests {
                     for _ in notes(area) {}
                 }
             }
-            let _ = super::super::metadata::read(&o);
-            let _ = super::super::isa::isa_name(&o);
+            let _ = crate::metadata::read(&o);
+            let _ = crate::isa::isa_name(&o);
         }
     }
 }

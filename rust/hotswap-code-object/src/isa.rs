@@ -5,14 +5,41 @@
 //! and `:xnack±` only for the explicit on/off encodings. Reads the 64-byte
 //! header only.
 
-use super::elf::{ElfError, Header};
-use super::{comgr, mach, IsaError};
-use std::borrow::Cow;
+use crate::elf::{ElfError, Header};
+use crate::mach;
+
+/// Why a code object's ISA could not be identified.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IsaError {
+    /// Not a well-formed ELF64 little-endian object.
+    InvalidCodeObject(&'static str),
+    /// A well-formed ELF that is not an AMDGPU HSA code object.
+    NotAmdgpu(&'static str),
+    /// An AMDGPU code object version without an ISA name in its header.
+    UnsupportedVersion(u8),
+    /// An `EF_AMDGPU_MACH` value this table does not know (a caller may ask COMGR).
+    UnknownProcessor(u32),
+}
+
+impl std::fmt::Display for IsaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::InvalidCodeObject(why) => write!(f, "not a valid ELF64 code object: {why}"),
+            Self::NotAmdgpu(why) => write!(f, "not an AMDGPU HSA code object: {why}"),
+            Self::UnsupportedVersion(v) => {
+                write!(f, "EI_ABIVERSION {v}: not a code object v4, v5 or v6")
+            }
+            Self::UnknownProcessor(mach) => write!(f, "unknown EF_AMDGPU_MACH {mach:#x}"),
+        }
+    }
+}
+
+impl std::error::Error for IsaError {}
 
 /// `EM_AMDGPU`.
-pub(crate) const EM_AMDGPU: u16 = 224;
+pub const EM_AMDGPU: u16 = 224;
 /// `ELFOSABI_AMDGPU_HSA`.
-pub(crate) const ELFOSABI_AMDGPU_HSA: u8 = 64;
+pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
 /// `ELFABIVERSION_AMDGPU_HSA_V4` .. `_V6`: the versions with an ISA name in the header.
 const ABI_VERSIONS_WITH_ISA_NAME: std::ops::RangeInclusive<u8> = 2..=4;
 
@@ -26,7 +53,7 @@ const SRAMECC_OFF: u32 = 0x800;
 const SRAMECC_ON: u32 = 0xc00;
 
 /// The prefix of every HSA ISA name.
-pub(crate) const HSA_ISA_PREFIX: &str = "amdgcn-amd-amdhsa--";
+pub const HSA_ISA_PREFIX: &str = "amdgcn-amd-amdhsa--";
 
 /// Checks that `header` is an AMDGPU HSA code object with an ISA name (v4-v6).
 pub fn check_amdgpu_hsa(header: &Header) -> Result<(), IsaError> {
@@ -84,22 +111,17 @@ pub fn processor_from_header(header: &Header) -> Result<&'static str, IsaError> 
     mach::processor(mach).ok_or(IsaError::UnknownProcessor(mach))
 }
 
-/// The processor of a code object: native and allocation-free for every
-/// processor in the table; an unknown `EF_AMDGPU_MACH` goes through [`isa_name`]
-/// (the linked COMGR).
-pub fn processor(code_object: &[u8]) -> Result<Cow<'static, str>, IsaError> {
-    let header = Header::parse(code_object).map_err(elf_error)?;
-    match processor_from_header(&header) {
-        Ok(processor) => Ok(Cow::Borrowed(processor)),
-        Err(IsaError::UnknownProcessor(_)) => {
-            let name = isa_name(code_object)?;
-            let target = &name[HSA_ISA_PREFIX.len()..];
-            Ok(Cow::Owned(
-                target.split(':').next().unwrap_or(target).to_owned(),
-            ))
-        }
-        Err(e) => Err(e),
-    }
+/// The processor of a code object (`gfx1250`, `gfx12-5-generic`) from its
+/// 64-byte header, without allocating. `UnknownProcessor` when the MACH value
+/// is not in the table.
+pub fn processor(code_object: &[u8]) -> Result<&'static str, IsaError> {
+    processor_from_header(&Header::parse(code_object).map_err(elf_error)?)
+}
+
+/// [`processor`] for an object of `total_len` bytes of which only `prefix` (at
+/// least the 64-byte header, e.g. read from a file with `pread`) is in memory.
+pub fn processor_of_prefix(prefix: &[u8], total_len: u64) -> Result<&'static str, IsaError> {
+    processor_from_header(&Header::parse_prefix(prefix, total_len).map_err(elf_error)?)
 }
 
 /// Maps an ELF reading error to the ISA error.
@@ -107,22 +129,11 @@ pub fn elf_error(e: ElfError) -> IsaError {
     IsaError::InvalidCodeObject(e.reason())
 }
 
-/// The ISA name of a code object. Native and constant time for every processor
-/// in the table; an unknown `EF_AMDGPU_MACH` is asked of the linked COMGR
-/// (`amd_comgr_get_data_isa_name`), whose answer is accepted only if it is an
-/// HSA ISA name.
+/// The ISA name of a code object from its 64-byte header, exactly as COMGR's
+/// `amd_comgr_get_data_isa_name` names it (constant time). `UnknownProcessor`
+/// when the MACH value is not in the table.
 pub fn isa_name(code_object: &[u8]) -> Result<String, IsaError> {
-    let header = Header::parse(code_object).map_err(elf_error)?;
-    match isa_name_from_header(&header) {
-        Err(IsaError::UnknownProcessor(mach)) => match comgr::linked_isa_name(code_object) {
-            Ok(name) if name.starts_with(HSA_ISA_PREFIX) && name.len() > HSA_ISA_PREFIX.len() => {
-                log::info!("EF_AMDGPU_MACH {mach:#x} is not in the table; the linked COMGR names it {name}");
-                Ok(name)
-            }
-            Ok(_) | Err(_) => Err(IsaError::UnknownProcessor(mach)),
-        },
-        other => other,
-    }
+    isa_name_from_header(&Header::parse(code_object).map_err(elf_error)?)
 }
 
 #[cfg(test)]
@@ -173,7 +184,6 @@ mod tests {
             let h = header(EM_AMDGPU, ELFOSABI_AMDGPU_HSA, 3, flags);
             let p = processor(&h).unwrap();
             assert_eq!(p, gfx);
-            assert!(matches!(p, Cow::Borrowed(_)), "no allocation for {gfx}");
             assert!(isa_name(&h).unwrap().contains(&format!("--{p}")));
         }
         let bad = header(62, ELFOSABI_AMDGPU_HSA, 3, 0x49);
@@ -238,12 +248,12 @@ mod tests {
 }
 
 #[cfg(test)]
-mod fallback_tests {
+mod unknown_tests {
     use super::*;
 
     #[test]
-    fn unknown_mach_asks_comgr_and_never_guesses() {
-        // 0x27 is reserved: not in the table, and no COMGR names it either.
+    fn unknown_mach_is_reported_never_guessed() {
+        // 0x27 is reserved: not in the table.
         let mut h = vec![0u8; 64];
         h[..4].copy_from_slice(b"\x7fELF");
         h[4..7].copy_from_slice(&[2, 1, 1]);

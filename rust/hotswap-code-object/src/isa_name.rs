@@ -1,4 +1,7 @@
-//! Processor names inside ISA names, and the ISA pairs CLR may forward to the tool.
+//! The one parser of ISA names (`amdgcn-amd-amdhsa--gfx1250:sramecc+:xnack-`):
+//! the processor, the features, and the ISA pairs CLR may forward to the tool.
+//! [`isa_is_gfx`] works on bytes, so a name that is not UTF-8 is compared
+//! exactly.
 
 /// The source → device processor pairs CLR's hotswap gate may forward to the tool:
 /// code objects built for the source processor that the tool can make loadable on
@@ -13,11 +16,28 @@ pub fn processor_of(isa_name: &str) -> &str {
     target.split(':').next().unwrap_or(target)
 }
 
+/// [`processor_of`] on bytes.
+fn processor_of_bytes(isa_name: &[u8]) -> &[u8] {
+    let target = isa_name
+        .windows(2)
+        .rposition(|w| w == b"--")
+        .map_or(isa_name, |at| &isa_name[at + 2..]);
+    target.split(|&b| b == b':').next().unwrap_or(target)
+}
+
+/// The features after the processor (`sramecc+`, `xnack-`, …), in order.
+pub fn features_of(isa_name: &str) -> impl Iterator<Item = &str> {
+    let target = isa_name.rsplit_once("--").map_or(isa_name, |(_, t)| t);
+    target.split(':').skip(1).filter(|f| !f.is_empty())
+}
+
 /// True when `isa_name` names processor `gfx` exactly: `--gfx1250` followed by
 /// the end of the string or a `:`. `gfx12500` is not `gfx1250`. An empty `gfx`
-/// never matches.
-pub fn isa_is_gfx(isa_name: &str, gfx: &str) -> bool {
-    !gfx.is_empty() && isa_name.contains("--") && processor_of(isa_name) == gfx
+/// never matches. Bytes are compared exactly.
+pub fn isa_is_gfx(isa_name: &[u8], gfx: &[u8]) -> bool {
+    !gfx.is_empty()
+        && isa_name.windows(2).any(|w| w == b"--")
+        && processor_of_bytes(isa_name) == gfx
 }
 
 /// True when CLR may forward a code object for `source_gfx` to a `target_gfx`
@@ -31,6 +51,29 @@ pub fn is_supported_pair(source_gfx: &str, target_gfx: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn isa_is_gfx(isa: &str, gfx: &str) -> bool {
+        super::isa_is_gfx(isa.as_bytes(), gfx.as_bytes())
+    }
+
+    #[test]
+    fn bytes_are_compared_exactly() {
+        // Lossy UTF-8 conversion would turn both into U+FFFD and match them.
+        assert!(!super::isa_is_gfx(b"amdgcn-amd-amdhsa--\xfe", b"\xff"));
+        assert!(super::isa_is_gfx(b"amdgcn-amd-amdhsa--\xfe", b"\xfe"));
+        assert!(!super::isa_is_gfx(
+            b"amdgcn-amd-amdhsa--gfx1250\xff",
+            b"gfx1250"
+        ));
+    }
+
+    #[test]
+    fn features_in_order() {
+        let f: Vec<_> = features_of("amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-").collect();
+        assert_eq!(f, ["sramecc+", "xnack-"]);
+        assert_eq!(features_of("amdgcn-amd-amdhsa--gfx1250").count(), 0);
+        assert_eq!(processor_of("gfx1250:xnack-"), "gfx1250");
+    }
 
     #[test]
     fn processor_is_delimited_by_colon_or_end() {

@@ -1,0 +1,28 @@
+//! AMDGPU code objects, with no FFI and no `unsafe`: what the tool, its C API and
+//! the `hotswap` command line read out of code objects, testable and reusable
+//! without a runtime.
+//!
+//! Modules, one concern each:
+//! - [`elf`]: bounded ELF64 reading (header, header tables, notes);
+//! - [`mach`]: the `EF_AMDGPU_MACH` table;
+//! - [`isa`]: ISA identification from the 64-byte header, with COMGR's algorithm;
+//! - [`isa_name`]: the one parser of ISA names (processor, features) and the ISA
+//!   pairs CLR may forward to the tool;
+//! - [`metadata`]: the AMDGPU metadata note (msgpack).
+//!
+//! Every read is bounded by the input: malformed input gives an error value,
+//! never a panic.
+#![forbid(unsafe_code)]
+
+pub mod elf;
+pub mod isa;
+pub mod isa_name;
+pub mod mach;
+pub mod metadata;
+
+pub use isa::{IsaError, EM_AMDGPU, HSA_ISA_PREFIX};
+
+/// A real gfx1250 code object (code object v5, one kernel `hotswap_kernel`),
+/// built by clang-22 from `data/gfx1250-probe.cl` (see `data/README.md`). The
+/// tool hands it once to a rewriter to tell a working one from COMGR's stub.
+pub static GFX1250_PROBE: &[u8] = include_bytes!("../data/gfx1250-probe.co");

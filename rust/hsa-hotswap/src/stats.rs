@@ -1,0 +1,52 @@
+//! Process-wide counters, reported at info level by `OnUnload` (no export
+//! needed). A leaf module: every other module may count, none is imported here.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The counters.
+#[derive(Debug)]
+pub struct Stats {
+    /// Bytes of code objects the tool copied (file readers read into memory).
+    pub copied_bytes: AtomicU64,
+    /// Rewriter calls.
+    pub rewriter_calls: AtomicU64,
+    /// Bytes hashed for the rewrite cache's content key.
+    pub hashed_bytes: AtomicU64,
+    /// Rewritten buffers kept for the life of the process.
+    pub retained_buffers: AtomicU64,
+    /// Their total size.
+    pub retained_bytes: AtomicU64,
+    /// File buffers kept because ROCr loaded from them.
+    pub pinned_files: AtomicU64,
+}
+
+/// The counters of this process.
+pub static STATS: Stats = Stats {
+    copied_bytes: AtomicU64::new(0),
+    rewriter_calls: AtomicU64::new(0),
+    hashed_bytes: AtomicU64::new(0),
+    retained_buffers: AtomicU64::new(0),
+    retained_bytes: AtomicU64::new(0),
+    pinned_files: AtomicU64::new(0),
+};
+
+impl Stats {
+    /// Adds `n` to `counter`.
+    pub fn add(counter: &AtomicU64, n: usize) {
+        counter.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// One line for the log.
+    pub fn summary(&self) -> String {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        format!(
+            "bytes copied {}, bytes hashed {}, rewriter calls {}, retained buffers {} ({} bytes), pinned file buffers {}",
+            get(&self.copied_bytes),
+            get(&self.hashed_bytes),
+            get(&self.rewriter_calls),
+            get(&self.retained_buffers),
+            get(&self.retained_bytes),
+            get(&self.pinned_files),
+        )
+    }
+}
