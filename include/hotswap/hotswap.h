@@ -72,12 +72,13 @@ enum hotswap_status_t
   HOTSWAP_STATUS_UNKNOWN_PROCESSOR = 6,
   /*
    No usable rewriter: COMGR lacks the hotswap ABI, is the deprecated stub
-   that always fails, or is the incompatible raw-buffer prototype.
+   that always fails, or is the incompatible raw-buffer prototype, and no
+   other rewriter was found.
    */
   HOTSWAP_STATUS_REWRITER_UNAVAILABLE = 7,
   /*
-   The rewriter rejected the code object or the ISA pair, or returned an
-   output that is empty or not an AMDGPU code object.
+   The rewriter returned an error, or an output that is empty or not an
+   AMDGPU code object.
    */
   HOTSWAP_STATUS_REWRITE_FAILED = 8,
   /*
@@ -93,6 +94,17 @@ enum hotswap_status_t
    An internal error (a bug) was caught at the API boundary.
    */
   HOTSWAP_STATUS_INTERNAL_ERROR = 11,
+  /*
+   The rewriter in use does not rewrite this ISA pair (e.g. a B0-to-A0
+   translator asked for a same-ISA rewrite); the original stays in use.
+   */
+  HOTSWAP_STATUS_REWRITE_UNSUPPORTED = 12,
+  /*
+   The rewriter refused the code object for what it contains (a site it
+   cannot fix without growing the code, or an object it cannot translate);
+   asking again gives the same answer. The reason is logged.
+   */
+  HOTSWAP_STATUS_REWRITE_REFUSED = 13,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -190,25 +202,31 @@ hotswap_status_t hotswap_code_object_isa_name(const void *elf,
                                               size_t *isa_name_size);
 
 /*
- Rewrites a code object for another ISA through the COMGR-ABI rewriter, with
+ Rewrites a code object for another ISA through the process's rewriter, with
  upstream `RetargetCodeObject`'s contract.
 
  `source_isa`/`target_isa`: ISA names, optionally with COMGR's hotswap
- pseudo-feature `:gfx1250-b0-specific+` (B0) or `-` (A0). `out`/`out_size`
- (required): first set to `elf`/`size`, so that on any failure the caller keeps
- using the original. On `HOTSWAP_STATUS_SUCCESS`, `*out` is a new buffer of
- `*out_size` bytes that differs from the input; release it with `free()`.
- `HOTSWAP_STATUS_UNCHANGED` means the rewriter produced identical bytes: `*out`
- stays `elf` and must not be freed.
+ pseudo-feature `:gfx1250-b0-specific+` (B0) or `-` (A0); a `gfx1250` source
+ with an A0 target (`gfx1250:gfx1250-b0-specific-` or `gfx1250-strict`) is
+ the B0-to-A0 rewrite. `out`/`out_size` (required): first set to
+ `elf`/`size`, so that on any failure the caller keeps using the original. On
+ `HOTSWAP_STATUS_SUCCESS`, `*out` is a new buffer of `*out_size` bytes that
+ differs from the input; release it with `free()`. `HOTSWAP_STATUS_UNCHANGED`
+ means the rewriter produced identical bytes: `*out` stays `elf` and must not
+ be freed.
 
- The rewriter is the library named by the environment variable
- `HSA_HOTSWAP_REWRITER` (an absolute path), else the linked COMGR; it is
- resolved once per process. `HOTSWAP_STATUS_REWRITER_UNAVAILABLE`: it lacks
- `amd_comgr_hotswap_rewrite`, is the raw-buffer prototype (exports
- `amd_comgr_hotswap_needs_transpile`), or is COMGR's deprecated stub (detected
- by one probe rewrite). `HOTSWAP_STATUS_REWRITE_FAILED`: the rewriter returned
- an error, or output that is empty or not an AMDGPU ELF.
- `HOTSWAP_STATUS_OUT_OF_MEMORY`: allocation failed. The input is never modified.
+ The rewriter is chosen once per process: the library named by the
+ environment variable `HSA_HOTSWAP_REWRITER` (an absolute path; its exported
+ ABI decides: COMGR's `amd_comgr_hotswap_rewrite` or rocjitsu's
+ `rj_gfx1250_b0_to_a0_translate`), else the linked COMGR's rewriter, else the
+ rocjitsu translator found next to ROCr or by name.
+ `HOTSWAP_STATUS_REWRITER_UNAVAILABLE`: none of them is usable (the reasons
+ are logged once). `HOTSWAP_STATUS_REWRITE_UNSUPPORTED`: the rewriter does
+ not rewrite this ISA pair. `HOTSWAP_STATUS_REWRITE_REFUSED`: it refused this
+ code object for what it contains. `HOTSWAP_STATUS_REWRITE_FAILED`: it
+ returned an error, or output that is empty or not an AMDGPU ELF.
+ `HOTSWAP_STATUS_OUT_OF_MEMORY`: allocation failed. The input is never
+ modified.
 
  # Safety
  `elf` is NULL or points to `size` readable bytes; the ISA names are NULL or

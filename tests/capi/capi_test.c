@@ -33,12 +33,12 @@ static void test_status_strings(void) {
   uint32_t s;
   CHECK(HOTSWAP_STATUS_SUCCESS == 0);
   CHECK(strcmp(hotswap_status_string(HOTSWAP_STATUS_SUCCESS), "success") == 0);
-  for (s = HOTSWAP_STATUS_SUCCESS; s <= HOTSWAP_STATUS_INTERNAL_ERROR; ++s) {
+  for (s = HOTSWAP_STATUS_SUCCESS; s <= HOTSWAP_STATUS_REWRITE_REFUSED; ++s) {
     const char *text = hotswap_status_string(s);
     CHECK(text != NULL && text[0] != '\0');
     CHECK(strcmp(text, "unknown hotswap status") != 0);
   }
-  CHECK(strcmp(hotswap_status_string(HOTSWAP_STATUS_INTERNAL_ERROR + 1), "unknown hotswap status") == 0);
+  CHECK(strcmp(hotswap_status_string(HOTSWAP_STATUS_REWRITE_REFUSED + 1), "unknown hotswap status") == 0);
   CHECK(strcmp(hotswap_status_string(0xffffffffu), "unknown hotswap status") == 0);
 }
 

@@ -12,8 +12,9 @@
 use std::ffi::{c_char, c_void, CStr};
 
 use crate::boundary::ffi_boundary;
-use crate::code_object::{self, rewriter, rewriter::Retargeted};
+use crate::code_object;
 use crate::config::Config;
+use crate::rewriter::{self, Retargeted};
 use crate::status::{hotswap_status_t, UNKNOWN_STATUS_DESCRIPTION};
 use crate::tools_lib;
 use crate::version::VERSION_CSTR;
@@ -198,25 +199,31 @@ pub unsafe extern "C" fn hotswap_code_object_isa_name(
     )
 }
 
-/// Rewrites a code object for another ISA through the COMGR-ABI rewriter, with
+/// Rewrites a code object for another ISA through the process's rewriter, with
 /// upstream `RetargetCodeObject`'s contract.
 ///
 /// `source_isa`/`target_isa`: ISA names, optionally with COMGR's hotswap
-/// pseudo-feature `:gfx1250-b0-specific+` (B0) or `-` (A0). `out`/`out_size`
-/// (required): first set to `elf`/`size`, so that on any failure the caller keeps
-/// using the original. On `HOTSWAP_STATUS_SUCCESS`, `*out` is a new buffer of
-/// `*out_size` bytes that differs from the input; release it with `free()`.
-/// `HOTSWAP_STATUS_UNCHANGED` means the rewriter produced identical bytes: `*out`
-/// stays `elf` and must not be freed.
+/// pseudo-feature `:gfx1250-b0-specific+` (B0) or `-` (A0); a `gfx1250` source
+/// with an A0 target (`gfx1250:gfx1250-b0-specific-` or `gfx1250-strict`) is
+/// the B0-to-A0 rewrite. `out`/`out_size` (required): first set to
+/// `elf`/`size`, so that on any failure the caller keeps using the original. On
+/// `HOTSWAP_STATUS_SUCCESS`, `*out` is a new buffer of `*out_size` bytes that
+/// differs from the input; release it with `free()`. `HOTSWAP_STATUS_UNCHANGED`
+/// means the rewriter produced identical bytes: `*out` stays `elf` and must not
+/// be freed.
 ///
-/// The rewriter is the library named by the environment variable
-/// `HSA_HOTSWAP_REWRITER` (an absolute path), else the linked COMGR; it is
-/// resolved once per process. `HOTSWAP_STATUS_REWRITER_UNAVAILABLE`: it lacks
-/// `amd_comgr_hotswap_rewrite`, is the raw-buffer prototype (exports
-/// `amd_comgr_hotswap_needs_transpile`), or is COMGR's deprecated stub (detected
-/// by one probe rewrite). `HOTSWAP_STATUS_REWRITE_FAILED`: the rewriter returned
-/// an error, or output that is empty or not an AMDGPU ELF.
-/// `HOTSWAP_STATUS_OUT_OF_MEMORY`: allocation failed. The input is never modified.
+/// The rewriter is chosen once per process: the library named by the
+/// environment variable `HSA_HOTSWAP_REWRITER` (an absolute path; its exported
+/// ABI decides: COMGR's `amd_comgr_hotswap_rewrite` or rocjitsu's
+/// `rj_gfx1250_b0_to_a0_translate`), else the linked COMGR's rewriter, else the
+/// rocjitsu translator found next to ROCr or by name.
+/// `HOTSWAP_STATUS_REWRITER_UNAVAILABLE`: none of them is usable (the reasons
+/// are logged once). `HOTSWAP_STATUS_REWRITE_UNSUPPORTED`: the rewriter does
+/// not rewrite this ISA pair. `HOTSWAP_STATUS_REWRITE_REFUSED`: it refused this
+/// code object for what it contains. `HOTSWAP_STATUS_REWRITE_FAILED`: it
+/// returned an error, or output that is empty or not an AMDGPU ELF.
+/// `HOTSWAP_STATUS_OUT_OF_MEMORY`: allocation failed. The input is never
+/// modified.
 ///
 /// # Safety
 /// `elf` is NULL or points to `size` readable bytes; the ISA names are NULL or

@@ -12,8 +12,11 @@
 //!   per process for the C API).
 //! - [`tools_lib`]: the `HSA_TOOLS_LIB` parser (ROCr's syntax).
 //! - [`code_object`]: the `hotswap-code-object` crate (ELF, ISA identification,
-//!   ISA names, metadata; no FFI) plus what needs C: COMGR's answer for an
-//!   unknown processor and the rewriter client.
+//!   ISA names, metadata; no FFI) plus COMGR's answer for an unknown processor.
+//! - [`dl`]: `dlopen`/`dlsym`, and what is loaded in the process.
+//! - [`comgr`]: COMGR's data-object ABI (the ISA fallback, the COMGR-ABI backend).
+//! - [`rewriter`]: the rewriter backends behind one interface, chosen once per
+//!   process.
 //! - [`tool`]: ROCr's tool ABI, `OnLoad`/`OnUnload` (thin shells).
 //! - [`hsa`]: the API-table layout, the patched slots' owner, and typed calls
 //!   through saved table functions.
@@ -33,13 +36,16 @@ pub mod agents;
 pub mod boundary;
 pub mod capi;
 pub mod code_object;
+pub mod comgr;
 pub mod config;
+pub mod dl;
 pub mod hooks;
 pub mod hsa;
 pub mod logging;
 pub mod policy;
 pub mod readers;
 pub mod retained;
+pub mod rewriter;
 pub mod session;
 pub mod stats;
 pub mod status;

@@ -9,10 +9,7 @@
 //!   retargeting; a `gfx1250` source gets the B0 feature on both sides).
 //! - Everything else: no rewrite, the original is loaded.
 
-/// COMGR's hotswap-local pseudo-feature for code built for B0.
-pub const B0_FEATURE: &str = ":gfx1250-b0-specific+";
-/// COMGR's hotswap-local pseudo-feature for the A0 stepping.
-pub const A0_FEATURE: &str = ":gfx1250-b0-specific-";
+pub use crate::rewriter::{A0_FEATURE, B0_FEATURE};
 
 use hotswap_code_object::isa_name::processor_of as gfx_target;
 

@@ -21,9 +21,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 
-use crate::code_object::rewriter::{RetargetError, Retargeted};
 use crate::policy::Decision;
 use crate::readers::FileBytes;
+use crate::rewriter::{RetargetError, Retargeted};
 use crate::stats::{Stats, STATS};
 
 /// What a rewrite gave, as cached.

@@ -25,7 +25,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::agents::{AgentInfo, Agents};
 use crate::boundary::ffi_boundary;
-use crate::code_object::{self, rewriter};
+use crate::code_object;
 use crate::config::Config;
 use crate::hooks;
 use crate::hsa::api::{
@@ -38,6 +38,7 @@ use crate::hsa::table::{CoreTable, Slot, TableError, READER_CREATE_FROM_MEMORY, 
 use crate::policy;
 use crate::readers::{self, FileBytes, ReaderBytes, Readers};
 use crate::retained::{self, Outcome};
+use crate::rewriter;
 use crate::stats::STATS;
 
 /// State of one `OnLoad`.
