@@ -145,8 +145,9 @@ bool hotswap_tools_lib_names_hotswap(const char *hsa_tools_lib);
 /*
  Returns true when the tool is enabled for this process: the environment's
  `HSA_TOOLS_LIB` names it (see `hotswap_tools_lib_names_hotswap`) and
- `HSA_HOTSWAP_DISABLE` is not true (unset, empty, `0`, `off`, `false`, `no`,
- `n`, `f` in any case are false). Reads the environment on every call.
+ the tool is not switched off: `HSA_HOTSWAP_DISABLE` is not true (unset, empty,
+ `0`, `off`, `false`, `no`, `n`, `f` in any case are false), or
+ `HSA_HOTSWAP_TOOL_ENABLE` is true. Reads the environment on every call.
  */
 bool hotswap_enabled(void);
 

@@ -71,10 +71,24 @@ std::vector<uint8_t> *make_generic(const std::vector<uint8_t> &gfx1250) {
   return bytes;
 }
 
+// gfx1250-strict (EF_AMDGPU_MACH 0x0eb, the A0 target, llvm #218543): clang-22
+// cannot target it, so it is the gfx1250 code object with the MACH field set as
+// ROCm's compiler writes it (XNACK unsupported, current-rocm.md §1.3).
+std::vector<uint8_t> *make_strict(const std::vector<uint8_t> &gfx1250) {
+  auto *bytes = new std::vector<uint8_t>(gfx1250);
+  uint32_t flags = 0x0ebu;
+  std::memcpy(bytes->data() + 48, &flags, 4);
+  return bytes;
+}
+
+// An A0 agent, as ROCr reports it either way (gfx1250 or gfx1250-strict, rev 0).
+bool is_a0(const Agent &agent) { return agent.label == "gfx1250-A0" || agent.label == "gfx1250-strict-A0"; }
+
 void load_objects() {
   for (const char *name : {"gfx1250", "gfx1251", "gfx942"})
     g_objects[name] = CodeObject{name, &load_object(name)};
   g_objects["gfx12-5-generic"] = CodeObject{"gfx12-5-generic", make_generic(*g_objects["gfx1250"].bytes)};
+  g_objects["gfx1250-strict"] = CodeObject{"gfx1250-strict", make_strict(*g_objects["gfx1250"].bytes)};
   auto *truncated = new std::vector<uint8_t>(g_objects["gfx1250"].bytes->begin(),
                                              g_objects["gfx1250"].bytes->begin() + 200);
   g_objects["truncated"] = CodeObject{"truncated", truncated};
@@ -150,13 +164,13 @@ bool ends_with(const std::string &s, const std::string &suffix) {
 void scenario_decision(bool opt_in) {
   init();
   CHECK(failed_tools().empty(), "the tool did not load");
-  const std::vector<std::string> gfx12_5_agents = {"gfx1250-A0", "gfx1250-B0", "gfx1250-rev?", "gfx1251",
-                                                   "gfx12-5-generic"};
+  const std::vector<std::string> gfx12_5_agents = {"gfx1250-A0", "gfx1250-strict-A0", "gfx1250-B0",
+                                                   "gfx1250-rev?", "gfx1251", "gfx12-5-generic"};
   const std::vector<std::string> gfx12_5_objects = {"gfx1250", "gfx1251", "gfx12-5-generic"};
   for (const Agent &agent : agents()) {
-    for (const char *co : {"gfx1250", "gfx1251", "gfx12-5-generic", "gfx942"}) {
+    for (const char *co : {"gfx1250", "gfx1251", "gfx12-5-generic", "gfx1250-strict", "gfx942"}) {
       bool expect;
-      if (agent.label == "gfx1250-A0" && std::string(co) == "gfx1250") {
+      if (is_a0(agent) && std::string(co) == "gfx1250") {
         expect = true;  // the baseline: any opt-in
       } else {
         expect = opt_in &&
@@ -174,11 +188,11 @@ void scenario_decision(bool opt_in) {
       CHECK(o.rewritten != o.caller_bytes, "%s on %s: bytes", co, agent.label.c_str());
       if (calls == 0) continue;
       auto pair = rewriter_last_pair();
-      if (agent.label == "gfx1250-A0" && std::string(co) == "gfx1250") {
-        CHECK(pair.first.find("gfx1250") != std::string::npos && ends_with(pair.first, ":gfx1250-b0-specific+"),
-              "source %s", pair.first.c_str());
-        CHECK(ends_with(pair.second, ":gfx1250-b0-specific-") && pair.second.find("gfx1250") != std::string::npos,
-              "target %s", pair.second.c_str());
+      if (is_a0(agent) && std::string(co) == "gfx1250") {
+        // The same pair for both kinds of A0 agent: the rewriters know A0 as
+        // gfx1250 with the A0 pseudo-feature.
+        CHECK(pair.first == "amdgcn-amd-amdhsa--gfx1250:gfx1250-b0-specific+", "source %s", pair.first.c_str());
+        CHECK(pair.second == "amdgcn-amd-amdhsa--gfx1250:gfx1250-b0-specific-", "target %s", pair.second.c_str());
       } else {
         CHECK(pair.first == pair.second, "opt-in pair %s -> %s must be src -> src", pair.first.c_str(),
               pair.second.c_str());
@@ -499,7 +513,7 @@ void scenario_threads() {
       for (int i = 0; i < 200; ++i) {
         const Agent &agent = agents()[size_t(t + i) % agents().size()];
         const char *co = (i % 3 == 0) ? "gfx942" : "gfx1250";
-        bool expect = agent.label == "gfx1250-A0" && std::string(co) == "gfx1250";
+        bool expect = is_a0(agent) && std::string(co) == "gfx1250";
         if (i % 10 == 7) {
           int fd = open(path.c_str(), O_RDONLY);
           hsa_code_object_reader_t reader{};
@@ -507,7 +521,7 @@ void scenario_threads() {
           hsa_status_t s = api().hsa_executable_load_agent_code_object_fn(
               hsa_executable_t{1}, hsa_agent_t{agent.handle}, reader, nullptr, nullptr);
           bool rewritten = last_load().marked;
-          if (s != HSA_STATUS_SUCCESS || rewritten != (agent.label == "gfx1250-A0")) ++wrong;
+          if (s != HSA_STATUS_SUCCESS || rewritten != is_a0(agent)) ++wrong;
           api().hsa_code_object_reader_destroy_fn(reader);
           close(fd);
           continue;
@@ -619,7 +633,7 @@ void scenario_dedupe() {
   int n = 0;
   for (int round = 0; round < 2; ++round) {
     for (const Agent &agent : agents()) {
-      if (agent.label != "gfx1250-A0") continue;
+      if (!is_a0(agent)) continue;
       auto *copy = new std::vector<uint8_t>(object("gfx1250"));
       Outcome o = load_memory(*copy, agent);
       LoadRecord r = last_load();
@@ -631,9 +645,47 @@ void scenario_dedupe() {
   }
   unsigned calls = rewriter_calls() - before;
   CHECK(n > 0 && calls == 1, "%u rewriter calls for one code object", calls);
-  std::printf("dedupe: %d loads of one code object on %d gfx1250-A0 agent(s): %u rewriter call(s), "
+  std::printf("dedupe: %d loads of one code object on %d A0 agent(s): %u rewriter call(s), "
               "1 retained buffer (every load got the same bytes); availability probe: %u call(s)\n",
               n, n / 2, calls, probe);
+}
+
+// ROCr's own hotswap hook is active (argv "first": installed by ROCr before the
+// HSA_TOOLS_LIB tools; "after": named after the tool in HSA_TOOLS_LIB). The tool
+// must not rewrite anything — no code object translated twice — and every load
+// still reaches the runtime through the hook.
+unsigned rocr_hook_loads() {
+  const char *path = std::getenv("STANDIN_ROCR_HOOK_PATH");
+  void *h = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  auto fn = h ? reinterpret_cast<unsigned (*)()>(dlsym(h, "rocr_hook_loads")) : nullptr;
+  unsigned n = fn ? fn() : 0;
+  if (h) dlclose(h);
+  return n;
+}
+
+void scenario_rocr_hook(bool hook_first) {
+  init();
+  CHECK(failed_tools().empty(), "a tool failed to load");
+  if (hook_first) {
+    Dl_info info{};
+    bool hooked = dladdr(reinterpret_cast<void *>(api().hsa_executable_load_agent_code_object_fn), &info) != 0 &&
+                  info.dli_fname != nullptr &&
+                  std::string(info.dli_fname).find("libhsa_hotswap_rocjitsu.so") != std::string::npos;
+    CHECK(hooked, "the load slot must hold ROCr's hook, untouched by the tool");
+  }
+  unsigned hook_before = rocr_hook_loads();
+  for (const Agent &agent : agents()) {
+    for (const char *co : {"gfx1250", "gfx942"}) {
+      Outcome o = load_memory(object(co), agent);
+      CHECK(o.status == HSA_STATUS_SUCCESS && !o.rewritten && o.caller_bytes, "%s on %s", co, agent.label.c_str());
+    }
+  }
+  unsigned hook_loads = rocr_hook_loads() - hook_before;
+  CHECK(rewriter_calls() == 0, "the tool called its rewriter %u time(s) while ROCr's hook is active",
+        rewriter_calls());
+  CHECK(hook_loads == 2 * agents().size(), "ROCr's hook saw %u of %zu loads", hook_loads, 2 * agents().size());
+  std::printf("rocr hook (%s): %u loads through ROCr's hook, 0 rewriter calls by the tool\n",
+              hook_first ? "installed by ROCr first" : "named after the tool", hook_loads);
 }
 
 // ---- demo ---------------------------------------------------------------------
@@ -745,6 +797,7 @@ int main(int argc, char **argv) {
   else if (s == "listed-twice") scenario_listed_twice();
   else if (s == "leave-table") scenario_leave_table();
   else if (s == "dedupe") scenario_dedupe();
+  else if (s == "rocr-hook") scenario_rocr_hook(arg == "first");
   else if (s == "demo") scenario_demo();
   else if (s == "bench") scenario_bench(arg == "with");
   else {

@@ -37,10 +37,10 @@ impl AgentInfo {
     }
 
     /// `rev 0 (A0)`, `rev 1`… for a known revision, `rev unknown` otherwise
-    /// (for log lines; stepping letters are named for gfx1250 only).
+    /// (for log lines; the A0 stepping is named for gfx1250 agents only).
     pub fn stepping(&self) -> String {
         match self.revision {
-            Some(0) if self.target().gfx == "gfx1250" => "rev 0 (A0)".to_owned(),
+            Some(0) if crate::policy::gate_allows(self.target()) => "rev 0 (A0)".to_owned(),
             Some(r) => format!("rev {r}"),
             None => "rev unknown".to_owned(),
         }

@@ -78,16 +78,17 @@ pub unsafe extern "C" fn hotswap_tools_lib_names_hotswap(hsa_tools_lib: *const c
 
 /// Returns true when the tool is enabled for this process: the environment's
 /// `HSA_TOOLS_LIB` names it (see `hotswap_tools_lib_names_hotswap`) and
-/// `HSA_HOTSWAP_DISABLE` is not true (unset, empty, `0`, `off`, `false`, `no`,
-/// `n`, `f` in any case are false). Reads the environment on every call.
+/// the tool is not switched off: `HSA_HOTSWAP_DISABLE` is not true (unset, empty,
+/// `0`, `off`, `false`, `no`, `n`, `f` in any case are false), or
+/// `HSA_HOTSWAP_TOOL_ENABLE` is true. Reads the environment on every call.
 #[no_mangle]
 pub extern "C" fn hotswap_enabled() -> bool {
     ffi_boundary("hotswap_enabled", false, || {
         let config = Config::from_env();
-        config
-            .tools_lib
-            .is_some_and(|v| tools_lib::names_hotswap(&v))
-            && !config.disable
+        !config.tool_disabled()
+            && config
+                .tools_lib
+                .is_some_and(|v| tools_lib::names_hotswap(&v))
     })
 }
 

@@ -17,6 +17,7 @@
 //! - [`comgr`]: COMGR's data-object ABI (the ISA fallback, the COMGR-ABI backend).
 //! - [`rewriter`]: the rewriter backends behind one interface, chosen once per
 //!   process.
+//! - [`coexist`]: recognising ROCr's own hotswap hook (never two tools).
 //! - [`tool`]: ROCr's tool ABI, `OnLoad`/`OnUnload` (thin shells).
 //! - [`hsa`]: the API-table layout, the patched slots' owner, and typed calls
 //!   through saved table functions.
@@ -36,6 +37,7 @@ pub mod agents;
 pub mod boundary;
 pub mod capi;
 pub mod code_object;
+pub mod coexist;
 pub mod comgr;
 pub mod config;
 pub mod dl;

@@ -25,10 +25,7 @@ use crate::policy::Decision;
 use crate::retained::Outcome;
 use crate::stats::{Stats, STATS};
 
-/// A file's bytes read by the tool, shared between the reader registry and the
-/// pinned buffers. An `Arc` around the boxed buffer (not `Arc<[u8]>`, whose
-/// construction from a `Vec` copies every byte once more).
-pub type FileBytes = Arc<Box<[u8]>>;
+pub use crate::retained::FileBytes;
 
 /// The bytes behind one reader.
 #[derive(Clone, Debug)]

@@ -22,7 +22,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 
 use crate::policy::Decision;
-use crate::readers::FileBytes;
 use crate::rewriter::{RetargetError, Retargeted};
 use crate::stats::{Stats, STATS};
 
@@ -59,6 +58,11 @@ static CACHE: Cache = Cache {
     map: Mutex::new(None),
     done: Condvar::new(),
 };
+/// A file's bytes read by the tool, shared between the reader registry and the
+/// pinned buffers. An `Arc` around the boxed buffer (not `Arc<[u8]>`, whose
+/// construction from a `Vec` copies every byte once more).
+pub type FileBytes = Arc<Box<[u8]>>;
+
 static PINNED: Mutex<Vec<FileBytes>> = Mutex::new(Vec::new());
 
 /// Keeps `bytes` alive for the rest of the process (ROCr loaded from them).

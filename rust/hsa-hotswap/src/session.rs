@@ -26,8 +26,8 @@ use std::sync::{Arc, OnceLock};
 use crate::agents::{AgentInfo, Agents};
 use crate::boundary::ffi_boundary;
 use crate::code_object;
+use crate::coexist;
 use crate::config::Config;
-use crate::hooks;
 use crate::hsa::api::{
     self, fn_from_slot, hsa_agent_t, hsa_code_object_reader_t, hsa_executable_t, hsa_file_t,
     hsa_loaded_code_object_t, hsa_status_t, CreateFromFileFn, CreateFromMemoryFn,
@@ -68,13 +68,45 @@ pub fn current() -> Option<&'static Session> {
     unsafe { ptr.as_ref() }
 }
 
-/// `OnLoad` with a checked table: reads the agent queries and the originals of
-/// every patched slot (all must be non-null, none already ours), then writes
-/// the hooks. On error the table is unchanged (nothing is written before every
-/// check passed).
-pub fn load(table: CoreTable, config: &Config) -> Result<(), TableError> {
+/// `OnLoad` after the table view was checked (`table` is the check's result):
+/// returns what `OnLoad` returns to ROCr.
+///
+/// - This tool switched off ([`Config::tool_disabled`]): true, nothing patched.
+/// - A refused table: false, the table unchanged (nothing is written before
+///   every check passed).
+/// - ROCr's own hotswap hook active ([`coexist`]): true, nothing patched, one
+///   warning naming the variables that choose between the two tools.
+/// - Otherwise the hooks are installed: true.
+pub fn on_load(
+    table: Result<CoreTable, TableError>,
+    patches: &[(Slot, usize)],
+    config: &Config,
+    runtime_version: u64,
+) -> bool {
+    if config.tool_disabled() {
+        log::info!("HSA_HOTSWAP_DISABLE is true: tool loaded, nothing patched");
+        return true;
+    }
+    let result = table.and_then(|table| {
+        let patched = PatchedTable::check(&table, patches)?;
+        if let Some(hook) = coexist::detect(&patched.originals()) {
+            log::warn!("{}", coexist::stand_back_message(&hook));
+            return Ok(());
+        }
+        load(table, patched, config)
+    });
+    match result {
+        Ok(()) => true,
+        Err(e) => {
+            log::warn!("not loaded (runtime version {runtime_version}): {e}; table left unchanged");
+            false
+        }
+    }
+}
+
+/// Reads the agent queries, publishes the session, then writes the hooks.
+fn load(table: CoreTable, patched: PatchedTable, config: &Config) -> Result<(), TableError> {
     let queries = Originals::from_table(&table)?;
-    let patched = PatchedTable::check(&table, &hooks::patches())?;
     let session: &'static Session = Box::leak(Box::new(Session {
         queries,
         agents: Agents::default(),
@@ -95,8 +127,8 @@ pub fn load(table: CoreTable, config: &Config) -> Result<(), TableError> {
 }
 
 /// Every slot `OnLoad` must find in the table: the patched ones and the queries.
-pub fn needed_slots() -> Vec<Slot> {
-    let mut slots: Vec<Slot> = hooks::patches().iter().map(|(slot, _)| *slot).collect();
+pub fn needed_slots(patches: &[(Slot, usize)]) -> Vec<Slot> {
+    let mut slots: Vec<Slot> = patches.iter().map(|(slot, _)| *slot).collect();
     slots.extend(crate::hsa::table::QUERIED);
     slots
 }
@@ -349,6 +381,12 @@ impl Session {
     }
 
     fn compute_rewrite_possible(&self) -> bool {
+        // A tool loaded after this one (named later in HSA_TOOLS_LIB) may be
+        // ROCr's hook: never two hotswap tools.
+        if let Some(hook) = coexist::detect_loaded() {
+            log::warn!("{}", coexist::stand_back_message(&hook));
+            return false;
+        }
         let agents = self.agents.all(&self.queries);
         let candidates: Vec<String> = agents
             .iter()
