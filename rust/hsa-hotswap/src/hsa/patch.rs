@@ -96,7 +96,7 @@ impl PatchedTable {
     pub fn original(&self, slot: Slot) -> usize {
         self.patches
             .iter()
-            .find(|p| p.slot == slot)
+            .find(|p| p.slot.offset == slot.offset)
             .map_or(0, |p| p.original)
     }
 

@@ -322,6 +322,13 @@ impl Drop for ResolvingGuard {
 /// The backend of this process, resolved on first use (see the module
 /// documentation); later calls cost one atomic load.
 pub fn backend() -> Option<&'static dyn Backend> {
+    #[cfg(any(test, feature = "testing"))]
+    if let Some(backend) = *testing_override::OVERRIDE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+    {
+        return backend;
+    }
     if let Some(resolved) = BACKEND.get() {
         return *resolved;
     }
@@ -352,6 +359,29 @@ pub fn backend() -> Option<&'static dyn Backend> {
     let _ = BACKEND.set(resolved);
     drop(guard);
     *BACKEND.get().unwrap_or(&None)
+}
+
+/// A backend tests put in place of the process's (`cfg(test)` or the `testing`
+/// feature only).
+#[cfg(any(test, feature = "testing"))]
+pub mod testing_override {
+    use super::Backend;
+    use std::sync::Mutex;
+
+    /// `Some(x)`: [`super::backend`] returns `x` instead of resolving.
+    #[allow(clippy::type_complexity)]
+    pub static OVERRIDE: Mutex<Option<Option<&'static dyn Backend>>> = Mutex::new(None);
+
+    /// Makes [`super::backend`] return `backend` (`None`: no rewriter) until
+    /// [`clear`] is called.
+    pub fn set(backend: Option<&'static dyn Backend>) {
+        *OVERRIDE.lock().unwrap_or_else(|e| e.into_inner()) = Some(backend);
+    }
+
+    /// Back to the process's own resolution.
+    pub fn clear() {
+        *OVERRIDE.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
 }
 
 /// True when a usable rewriter is present in this process.
