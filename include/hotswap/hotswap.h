@@ -120,10 +120,19 @@ const char *hotswap_version(void);
 const char *hotswap_status_string(uint32_t status);
 
 /*
- Returns true when `hsa_tools_lib`, a value in `HSA_TOOLS_LIB` syntax, names
- this tool: ROCr's parsing (space-separated; `"` groups a name containing
- spaces; `\` escapes the next character), then an entry whose file name (after
- the last `/`) is exactly `libhsa-hotswap.so`. NULL gives false.
+ Returns true when ROCr, given `hsa_tools_lib` as `HSA_TOOLS_LIB`, will load
+ this tool: ROCr's own parsing of the value (`parse_tool_names` in
+ `Runtime::LoadTools`), exactly, then an entry whose file name (after the last
+ `/`) is exactly `libhsa-hotswap.so`. NULL gives false.
+
+ ROCr's parsing, on the bytes as given: outside quotes a space ends a name
+ (empty names included); a `"` starts a quoted part and the text right before
+ it is dropped (`x"libhsa-hotswap.so"` names the tool); inside quotes a space
+ is part of the name and a `"` ends it; a `\` adds the next byte, whatever it
+ is; an unterminated quote makes one name of the rest, and the text before it
+ is lost (`libhsa-hotswap.so"` does not name the tool). A value ending in an
+ unpaired `\` makes ROCr loop forever in `hsa_init` without loading any tool:
+ this function returns false for it. Linear in the length of the value.
 
  # Safety
  `hsa_tools_lib` is NULL or a NUL-terminated string.
