@@ -182,7 +182,8 @@ bool hotswap_is_supported_pair(const char *source_gfx, const char *target_gfx);
 
  Reads only the ELF header (constant time): ELF64 little-endian, `EM_AMDGPU`, OS
  ABI HSA, code object v4 to v6, the processor from `EF_AMDGPU_MACH`, then
- `:sramecc+`/`-` and `:xnack+`/`-` only when set explicitly. A processor value
+ `:sramecc+`/`-` and `:xnack+`/`-` only when set explicitly (gfx1250-strict,
+ which has no SRAMECC modes, names `:xnack+`/`-` only). A processor value
  unknown here is asked of the linked COMGR. Errors (nothing written):
  `HOTSWAP_STATUS_INVALID_CODE_OBJECT`, `HOTSWAP_STATUS_NOT_AMDGPU_CODE_OBJECT`,
  `HOTSWAP_STATUS_UNSUPPORTED_CODE_OBJECT_VERSION`,
