@@ -42,27 +42,17 @@ static void test_status_strings(void) {
   CHECK(strcmp(hotswap_status_string(0xffffffffu), "unknown hotswap status") == 0);
 }
 
-static void test_tools_lib_parser(void) {
-  /* Names this tool: bare, path, among several, quoted with spaces, escaped. */
-  CHECK(hotswap_tools_lib_names_hotswap("libhsa-hotswap.so"));
-  CHECK(hotswap_tools_lib_names_hotswap("/opt/rocm/lib/libhsa-hotswap.so"));
-  CHECK(hotswap_tools_lib_names_hotswap("librocprofiler64.so libhsa-hotswap.so libother.so"));
-  CHECK(hotswap_tools_lib_names_hotswap("  libhsa-hotswap.so  "));
-  CHECK(hotswap_tools_lib_names_hotswap("\"/opt/my tools/libhsa-hotswap.so\" x.so"));
-  CHECK(hotswap_tools_lib_names_hotswap("/opt/my\\ tools/libhsa-hotswap.so"));
-  CHECK(hotswap_tools_lib_names_hotswap("a.so \"\" libhsa-hotswap.so"));
-  CHECK(hotswap_tools_lib_names_hotswap("lib\\hsa-hotswap.so"));
-  /* Does not: substrings, suffixes, prefixes, a directory of that name, empties. */
-  CHECK(!hotswap_tools_lib_names_hotswap(NULL));
+/* The wiring only: ROCr's parsing itself is tested in Rust, against a model of
+ * ROCr's parser (rust/hsa-hotswap/tests/tools_lib_rocr_model.rs). */
+static void test_tools_lib_names_hotswap(void) {
+  CHECK(hotswap_tools_lib_names_hotswap("libother.so /opt/rocm/lib/libhsa-hotswap.so"));
+  CHECK(!hotswap_tools_lib_names_hotswap("libother.so"));
   CHECK(!hotswap_tools_lib_names_hotswap(""));
-  CHECK(!hotswap_tools_lib_names_hotswap("   "));
-  CHECK(!hotswap_tools_lib_names_hotswap("libhsa-hotswap.so.bak"));
-  CHECK(!hotswap_tools_lib_names_hotswap("mylibhsa-hotswap.so"));
-  CHECK(!hotswap_tools_lib_names_hotswap("/x/libhsa-hotswap.so/"));
-  CHECK(!hotswap_tools_lib_names_hotswap("libhsa-hotswap.so/libtool.so"));
-  CHECK(!hotswap_tools_lib_names_hotswap("\"x libhsa-hotswap.so\""));
-  CHECK(!hotswap_tools_lib_names_hotswap("libhsa-hotswap"));
-  CHECK(!hotswap_tools_lib_names_hotswap("libhsa-hotswap.so\\ x"));
+  CHECK(!hotswap_tools_lib_names_hotswap(NULL));
+  /* A value that is not UTF-8 is parsed, not refused. */
+  CHECK(hotswap_tools_lib_names_hotswap("\xff libhsa-hotswap.so"));
+  /* ROCr never returns for a trailing backslash; this call does, with false. */
+  CHECK(!hotswap_tools_lib_names_hotswap("libhsa-hotswap.so \\"));
 }
 
 static void set_env(const char *name, const char *value) {
@@ -147,7 +137,7 @@ static void test_code_object_argument_checks(void) {
 int main(void) {
   test_version();
   test_status_strings();
-  test_tools_lib_parser();
+  test_tools_lib_names_hotswap();
   test_enabled();
   test_isa_is_gfx();
   test_supported_pairs();
