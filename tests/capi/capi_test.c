@@ -82,31 +82,36 @@ static void test_enabled(void) {
     set_env("HSA_HOTSWAP_DISABLE", truthy[i]);
     CHECK(!hotswap_enabled());
   }
+  /* HSA_HOTSWAP_TOOL_ENABLE keeps this tool on despite HSA_HOTSWAP_DISABLE. */
+  set_env("HSA_HOTSWAP_DISABLE", "1");
+  set_env("HSA_HOTSWAP_TOOL_ENABLE", "1");
+  CHECK(hotswap_enabled());
+  set_env("HSA_HOTSWAP_TOOL_ENABLE", "0");
+  CHECK(!hotswap_enabled());
+  set_env("HSA_HOTSWAP_TOOL_ENABLE", NULL);
   set_env("HSA_HOTSWAP_DISABLE", NULL);
   set_env("HSA_TOOLS_LIB", "libhsa-hotswap.so.bak");
   CHECK(!hotswap_enabled());
   set_env("HSA_TOOLS_LIB", NULL);
 }
 
+/* The wiring and the NULL cases; the ISA-name parser itself is tested in Rust
+ * (rust/hotswap-code-object/src/isa_name.rs). */
 static void test_isa_is_gfx(void) {
-  CHECK(hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx1250", "gfx1250"));
   CHECK(hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx1250:sramecc+", "gfx1250"));
-  CHECK(hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx1250:sramecc+:xnack-", "gfx1250"));
   CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx12500", "gfx1250"));
-  CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx125", "gfx1250"));
-  CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx942", "gfx1250"));
-  CHECK(hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx12-5-generic", "gfx12-5-generic"));
   CHECK(!hotswap_isa_is_gfx(NULL, "gfx1250"));
   CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx1250", NULL));
   CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx1250", ""));
+  /* Bytes are compared exactly: two different invalid UTF-8 strings never
+   * match (a lossy conversion would turn both into U+FFFD). */
+  CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--\xfe", "\xff"));
+  CHECK(hotswap_isa_is_gfx("amdgcn-amd-amdhsa--\xfe", "\xfe"));
 }
 
 static void test_supported_pairs(void) {
   CHECK(hotswap_is_supported_pair("gfx1250", "gfx1250"));
   CHECK(!hotswap_is_supported_pair("gfx1250", "gfx942"));
-  CHECK(!hotswap_is_supported_pair("gfx1250", "gfx950"));
-  CHECK(!hotswap_is_supported_pair("gfx942", "gfx1250"));
-  CHECK(!hotswap_is_supported_pair("gfx1251", "gfx1251"));
   CHECK(!hotswap_is_supported_pair(NULL, "gfx1250"));
   CHECK(!hotswap_is_supported_pair("gfx1250", NULL));
 }

@@ -208,7 +208,7 @@ void scenario_decision(bool opt_in) {
 // The tool with a rewriter that cannot help (argv: what is expected to be
 // loaded on gfx1250-A0: "original"). Also checks that a failing load's status
 // is the caller's own.
-void scenario_fallback() {
+void scenario_fallback(const std::string &expected_calls) {
   init();
   CHECK(failed_tools().empty(), "the tool did not load");
   const Agent &a0 = *agent_by_label("gfx1250-A0");
@@ -219,8 +219,15 @@ void scenario_fallback() {
   }
   Outcome o = load_memory(object("gfx1250"), a0, kFailingExecutable);
   CHECK(o.status == HSA_STATUS_ERROR_INVALID_EXECUTABLE, "status %#x is not the loader's own", o.status);
-  std::printf("gfx1250 on gfx1250-A0: original loaded (status %#x); failing executable: status %#x\n",
-              HSA_STATUS_SUCCESS, o.status);
+  // The test rewriter counts every call, the availability probe included: a
+  // deterministic answer is asked once, an error again on every load.
+  unsigned calls = rewriter_calls();
+  if (!expected_calls.empty())
+    CHECK(calls == unsigned(std::stoul(expected_calls)), "%u rewriter calls, expected %s", calls,
+          expected_calls.c_str());
+  std::printf("gfx1250 on gfx1250-A0: original loaded (status %#x); failing executable: status %#x; "
+              "%u rewriter call(s)\n",
+              HSA_STATUS_SUCCESS, o.status, calls);
 }
 
 // Status pass-through with a rewriter that works: a failing load of the rewritten
@@ -947,7 +954,7 @@ int main(int argc, char **argv) {
   load_objects();
   std::string s = argv[1], arg = argc > 2 ? argv[2] : "";
   if (s == "decision") scenario_decision(arg == "on");
-  else if (s == "fallback") scenario_fallback();
+  else if (s == "fallback") scenario_fallback(arg);
   else if (s == "status") scenario_status();
   else if (s == "bad-objects") scenario_bad_objects();
   else if (s == "file") scenario_file(arg == "convert");
