@@ -43,6 +43,10 @@ WHEELS = [
      "torch_cluster_rocm-1.6.3.post7-cp312-cp312-manylinux_2_32_x86_64.whl",
      "de4b259663f0c9c56ad0638dafd8d66eb3156d34a8ff1e8933ae10529073fb9e",
      {"gfx1250": 7, "gfx1251": 7}),
+    ("torch-scatter-rocm", "2.1.2.post7", "manylinux_2_32_x86_64",
+     "torch_scatter_rocm-2.1.2.post7-cp312-cp312-manylinux_2_32_x86_64.whl",
+     "6d7d09c22eac2b6e5dd798cca3803595cbcfa967e41873271c923f24fbe7b718",
+     {"gfx1250": 3, "gfx1251": 3}),
     # Compressed bundles (CCOB v3, zstd) of ROCm 7: no gfx1250 object in this
     # version, but 24 objects for 6 other processors behind 4 compressed bundles.
     ("jax-rocm7-plugin", "0.10.0", "manylinux_2_28_x86_64",
@@ -110,7 +114,8 @@ LINE = re.compile(r"^\t(\S+)(.*?)\s*// ([0-9A-F]+):")
 
 def objdump(tool, path, processor):
     """{address: (mnemonic, text)} of llvm-objdump's disassembly, or an error string."""
-    r = subprocess.run([tool, "-d", f"--mcpu={processor}", path], capture_output=True, text=True)
+    r = subprocess.run([tool, "-d", f"--mcpu={processor}", "--mattr=+real-true16", path],
+                       capture_output=True, text=True)
     if r.returncode != 0:
         return f"llvm-objdump exited {r.returncode}: {r.stderr.strip()[:300]}"
     out = {}
@@ -340,6 +345,8 @@ def main():
     p.add_argument("--cache", default=os.environ.get("HOTSWAP_DOWNLOAD_CACHE")
                    or str(Path.home() / ".cache" / "hotswap"))
     p.add_argument("--bench-rounds", type=int, default=20)
+    p.add_argument("--require-all-classes", action="store_true",
+                   help="fail unless every A0 class has at least one site")
     p.add_argument("files", nargs="*")
     args = p.parse_intermixed_args()
     Path(args.work).mkdir(parents=True, exist_ok=True)
@@ -366,6 +373,12 @@ def main():
         bench(args, files)
         return 0
     failures, analysed = check(args, files)
+    if args.require_all_classes:
+        seen = {s["class"] for r in analysed for f in r["functions"] for s in f["sites"]}
+        missing = [c for c in CLASSES if c not in seen]
+        if missing:
+            failures.append(f"no site of {missing} in the corpus")
+            print(f"MISMATCH: the corpus has no site of {missing}")
     if not analysed:
         print("error: no gfx125x code object found")
         return 1

@@ -21,8 +21,9 @@
 //!   0x35 or 0x3A) followed by a WMMA (op 0x33 or 0x88); a prefix not followed by
 //!   one is an 8-byte instruction on its own.
 //!
-//! What LLVM 22 does not decode on gfx1250 is reported, not sized: SALU opcodes
-//! it lacks, VSAMPLE, VEXPORT, VINTERP, LDSDIR, image opcodes other than the
+//! What LLVM 22 does not decode on gfx1250 (with or without its real-true16
+//! operands, which ROCm's compilers use: `v_mov_b16_e32` decodes only with them)
+//! is reported, not sized: SALU, VOP1, VOP2 and VOPC opcodes it lacks, VSAMPLE, VEXPORT, VINTERP, LDSDIR, image opcodes other than the
 //! tensor ones (including ROCm's legacy `tensor_load_to_lds` encoding), and the
 //! unassigned encoding spaces.
 
