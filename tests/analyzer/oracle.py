@@ -18,6 +18,9 @@ wheels: downloads the pinned wheels (sha256-checked, cached outside the build
 tree), extracts their shared libraries, checks the number of code objects per
 processor the containers find, then runs `check` on them. Off CI, an unreachable
 index prints "SKIP: ..." and passes; on CI (CI=true) it fails.
+wheels-mutate: bit flips, truncations and bogus offsets over the wheels' host
+binaries, bundles and CCOBs, over their code objects and over FILE...: the
+container reader, the analysis and same_size_fix must never panic.
 bench: the analyzer over FILE... against llvm-objdump-22 -d over the same
 objects, in one run; prints figures and the ratio (never fails on timing).
 """
@@ -338,19 +341,31 @@ def bench(args, files):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["check", "wheels", "bench", "wheels-bench"])
+    p.add_argument("mode", choices=["check", "wheels", "bench", "wheels-bench", "wheels-mutate"])
     p.add_argument("--scan", required=True)
     p.add_argument("--objdump", required=True)
     p.add_argument("--work", required=True)
     p.add_argument("--cache", default=os.environ.get("HOTSWAP_DOWNLOAD_CACHE")
                    or str(Path.home() / ".cache" / "hotswap"))
     p.add_argument("--bench-rounds", type=int, default=20)
+    p.add_argument("--mutation-rounds", type=int, default=2000)
     p.add_argument("--require-all-classes", action="store_true",
                    help="fail unless every A0 class has at least one site")
     p.add_argument("files", nargs="*")
     args = p.parse_intermixed_args()
     Path(args.work).mkdir(parents=True, exist_ok=True)
     files = list(args.files)
+    if args.mode == "wheels-mutate":
+        wheels, why = fetch_wheels(Path(args.cache) / "wheels")
+        if wheels is None:
+            if is_ci():
+                print(f"error: {why}")
+                return 1
+            print(f"note: {why}: mutating the corpus only")
+            wheels = []
+        files = extract(wheels, args.work) + files
+        r = subprocess.run([args.scan, "mutate", str(args.mutation_rounds)] + [str(f) for f in files])
+        return r.returncode
     if args.mode in ("wheels", "wheels-bench"):
         wheels, why = fetch_wheels(Path(args.cache) / "wheels")
         if wheels is None:
