@@ -25,6 +25,7 @@ bench: the analyzer over FILE... against llvm-objdump-22 -d over the same
 objects, in one run; prints figures and the ratio (never fails on timing).
 """
 import argparse
+import bisect
 import hashlib
 import json
 import os
@@ -112,7 +113,7 @@ def is_ci():
     return os.environ.get("CI", "").lower() not in ("", "0", "false", "no", "off", "n", "f")
 
 
-LINE = re.compile(r"^\t(\S+)(.*?)\s*// ([0-9A-F]+):")
+LINE = re.compile(r"^\t(\S+)(.*?)\s*// ([0-9A-F]+): ((?:[0-9A-F]{8} ?)+)")
 
 
 def objdump(tool, path, processor):
@@ -125,7 +126,8 @@ def objdump(tool, path, processor):
     for line in r.stdout.splitlines():
         m = LINE.match(line)
         if m:
-            out[int(m.group(3), 16)] = (m.group(1), m.group(1) + m.group(2))
+            words = "".join(int(w, 16).to_bytes(4, "little").hex() for w in m.group(4).split())
+            out[int(m.group(3), 16)] = (m.group(1), m.group(1) + m.group(2), words)
     return out
 
 
@@ -154,7 +156,7 @@ def reconcile(ref, insns, f, unknown_at):
         if skip_to is not None and a < skip_to:
             continue
         skip_to = None
-        m, _ = insns[a]
+        m = insns[a][0]
         if m == ".long":
             site = sites.get(a)
             if site is not None:
@@ -175,7 +177,7 @@ def oracle_counts(insns, addrs, f):
     counts = {c: 0 for c in CLASSES}
     fsb_long = {s["offset"] for s in f["sites"] if s["class"] == "flat_scratch_base_64"}
     for i, a in enumerate(addrs):
-        m, t = insns[a]
+        m, t = insns[a][0], insns[a][1]
         if m == ".long" and a in fsb_long:
             # Verified from the raw words in reconcile().
             counts["flat_scratch_base_64"] += 1
@@ -186,7 +188,7 @@ def oracle_counts(insns, addrs, f):
         if m in INT_WMMA:
             nops = 0
             for b in addrs[i + 1:]:
-                n, _ = insns[b]
+                n = insns[b][0]
                 if n.startswith("v_nop"):
                     nops += 1
                     if nops >= 8:
@@ -196,6 +198,48 @@ def oracle_counts(insns, addrs, f):
             if nops < 8:
                 counts["wmma_int_spacing"] += 1
     return counts
+
+
+def fixed_mnemonic(cls, mnemonic):
+    """What a same-size fix must disassemble to."""
+    if cls == "cluster_load":
+        return mnemonic.replace("cluster_load", "global_load")
+    if cls == "barrier_signal_isfirst":
+        return "s_barrier_signal"
+    if cls in ("s_clause", "s_sethalt"):
+        return "s_nop"
+    return None  # wmma_scale, flat_scratch_base_64: the same instruction
+
+
+def check_fixes(mc, fixes):
+    """Each distinct same-size replacement, disassembled by llvm-mc-22, is the
+    documented A0 form with the same operands where the form keeps them."""
+    failures = []
+    for cls, mnemonic, before, after in sorted(fixes):
+        texts = []
+        for hexbytes in (before, after):
+            data = " ".join(f"0x{hexbytes[i:i + 2]}" for i in range(0, len(hexbytes), 2))
+            r = subprocess.run([mc, "--disassemble", "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx1250",
+                                "-mattr=+real-true16"], input=data, capture_output=True, text=True)
+            lines = [l.strip() for l in r.stdout.splitlines() if l.strip() and not l.strip().startswith(".")]
+            texts.append(lines[0] if lines and "invalid" not in r.stderr else "<invalid>")
+        old, new = texts
+        want = fixed_mnemonic(cls, mnemonic)
+        ok = new != "<invalid>" and len(after) == len(before)
+        if cls == "flat_scratch_base_64":
+            # LLVM 22 cannot disassemble the B0 form (selector 231 in a 64-bit
+            # source): the A0 form names src_flat_scratch_base_lo instead.
+            ok = ok and "src_flat_scratch_base_lo" in new and "_hi" not in new
+        elif want is None:
+            ok = ok and new == old
+        else:
+            ok = ok and new.split()[0] == want
+            if cls in ("cluster_load", "barrier_signal_isfirst"):
+                ok = ok and new.split(None, 1)[1:] == old.split(None, 1)[1:]
+        print(f"fix: {cls}: {old} -> {new}")
+        if not ok:
+            failures.append(f"same-size fix of {cls}: {old} -> {new}")
+    return failures
 
 
 def scan(a0_scan, work, files):
@@ -239,6 +283,7 @@ def check(args, files, expected_processors=None):
               "count_mismatches": 0, "crashes": 0, "stopped_where_llvm_fails": 0,
               "fsb_hi_sites_llvm_rejects": 0}
     class_totals = {c: 0 for c in CLASSES}
+    fixes = set()
     for r, insns in zip(analysed, listings):
         totals["objects"] += 1
         if isinstance(insns, str):
@@ -246,6 +291,7 @@ def check(args, files, expected_processors=None):
             failures.append(f"{r['object']} ({r['file']}): {insns}")
             continue
         unknown_at = {u["vaddr"] for u in r["unknown"]}
+        keys = sorted(insns)
         for f in r["functions"]:
             totals["functions"] += 1
             lo, hi = f["offset"], f["offset"] + f["size"]
@@ -271,12 +317,26 @@ def check(args, files, expected_processors=None):
                 failures.append(f"{r['object']} {f['name']}: class counts (walker, objdump) {diff}")
             for site in f["sites"]:
                 class_totals[site["class"]] += 1
+                # The site's file bytes are the bytes objdump shows at its address.
+                lo_i = bisect.bisect_left(keys, site["offset"])
+                hi_i = bisect.bisect_left(keys, site["offset"] + site["len"])
+                shown = "".join(insns[b][2] for b in keys[lo_i:hi_i])
+                if shown != site["bytes"]:
+                    failures.append(f"{r['object']} {f['name']}: site at {site['offset']:#x}: file "
+                                    f"offset {site['file_offset']:#x} holds {site['bytes']}, objdump "
+                                    f"shows {shown}")
+                if site["fixed"] and site["fix"] == "same-size":
+                    fixes.add((site["class"], site["mnemonic"], site["bytes"], site["fixed"]))
+                elif site["fix"] == "same-size":
+                    failures.append(f"{r['object']}: same-size site without a fix: {site}")
                 if site["class"] == "flat_scratch_base_64":
                     continue
                 m = insns.get(site["offset"], ("?",))[0]
                 if m != site["mnemonic"]:
                     failures.append(f"{r['object']} {f['name']}: site at {site['offset']:#x} is "
                                     f"{site['mnemonic']}, objdump says {m}")
+    totals["same_size_fixes_checked"] = len(fixes)
+    failures += check_fixes(args.mc, fixes)
     print("analyzer vs llvm-objdump-22: " + ", ".join(f"{k} {v}" for k, v in totals.items()))
     print("sites: " + ", ".join(f"{c} {n}" for c, n in class_totals.items()))
     for f in failures[:40]:
@@ -344,6 +404,7 @@ def main():
     p.add_argument("mode", choices=["check", "wheels", "bench", "wheels-bench", "wheels-mutate"])
     p.add_argument("--scan", required=True)
     p.add_argument("--objdump", required=True)
+    p.add_argument("--mc", default=None, help="llvm-mc-22 (default: beside --objdump)")
     p.add_argument("--work", required=True)
     p.add_argument("--cache", default=os.environ.get("HOTSWAP_DOWNLOAD_CACHE")
                    or str(Path.home() / ".cache" / "hotswap"))
@@ -353,6 +414,8 @@ def main():
                    help="fail unless every A0 class has at least one site")
     p.add_argument("files", nargs="*")
     args = p.parse_intermixed_args()
+    if args.mc is None:
+        args.mc = str(Path(args.objdump).with_name(Path(args.objdump).name.replace("objdump", "mc")))
     Path(args.work).mkdir(parents=True, exist_ok=True)
     files = list(args.files)
     if args.mode == "wheels-mutate":

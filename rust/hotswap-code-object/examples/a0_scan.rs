@@ -85,8 +85,14 @@ fn dump(out_dir: &str, files: &[String]) -> std::io::Result<()> {
                     .sites
                     .iter()
                     .map(|s| {
+                        let start = s.file_offset as usize;
+                        let original = &found.bytes[start..start + usize::from(s.len)];
+                        let fixed = gfx1250::same_size_fix(s.class, original).map_or("null".into(), |b| {
+                            format!("\"{}\"", b.iter().map(|x| format!("{x:02x}")).collect::<String>())
+                        });
+                        let hex: String = original.iter().map(|x| format!("{x:02x}")).collect();
                         format!(
-                            "{{\"offset\":{},\"file_offset\":{},\"len\":{},\"class\":\"{}\",\"mnemonic\":\"{}\",\"fix\":\"{}\",\"needs_change\":{}}}",
+                            "{{\"offset\":{},\"file_offset\":{},\"len\":{},\"class\":\"{}\",\"mnemonic\":\"{}\",\"fix\":\"{}\",\"needs_change\":{},\"bytes\":\"{hex}\",\"fixed\":{fixed}}}",
                             s.vaddr, s.file_offset, s.len, s.class, s.mnemonic, s.fix.as_str(), s.needs_change
                         )
                     })

@@ -9,7 +9,7 @@
 //! - a source field holding 255 is followed by a 32-bit literal, one holding 254
 //!   (gfx1250's `64-bit-literals`) by a 64-bit literal; an instruction has at
 //!   most one literal, whatever the number of fields that name it; LLVM only
-//!   looks at the source fields the opcode uses, which [`operand_table`] lists
+//!   looks at the source fields the opcode uses, which the generated `operand_table` lists
 //!   per opcode (derived from LLVM's own disassembler by
 //!   `tests/analyzer/tools/sweep_operands.py`);
 //! - DPP16 (src0 = 0xFA) and DPP8 (0xE9, 0xEA) add one dword to VOP1/VOP2/VOPC
