@@ -18,6 +18,46 @@
 //! not rely on it. Nothing is ever guessed.
 //!
 //! The class definitions are on [`A0Class`]'s variants.
+//!
+//! Every code object of a file, per function, as the `hotswap inspect` JSON
+//! wants it:
+//!
+//! ```
+//! use hotswap_code_object::container;
+//! use hotswap_code_object::gfx1250::{self, A0Class};
+//!
+//! let file: &[u8] = hotswap_code_object::GFX1250_PROBE; // or a bundle, a host .so...
+//! for found in container::find(file).objects {
+//!     let Ok(analysis) = gfx1250::analyze(&found.bytes) else {
+//!         continue; // another processor, or not a code object
+//!     };
+//!     for f in &analysis.functions {
+//!         let a0: Vec<(&str, usize)> = f.counts().map(|(c, n)| (c.as_str(), n)).collect();
+//!         assert_eq!(a0.len(), A0Class::ALL.len());
+//!         for s in &f.sites {
+//!             let _ = (s.vaddr, s.class.as_str(), s.mnemonic, s.fix.as_str());
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! A same-size rewrite patches `file_offset..file_offset + len` of the code
+//! object's bytes, after checking [`Analysis::is_complete`] and that no site
+//! needs growth:
+//!
+//! ```
+//! use hotswap_code_object::gfx1250::{self, Fix};
+//!
+//! let original: &[u8] = hotswap_code_object::GFX1250_PROBE;
+//! let analysis = gfx1250::analyze(original).unwrap();
+//! assert!(analysis.is_complete() && analysis.sites().all(|s| s.fix == Fix::SameSize));
+//! let mut out = original.to_vec();
+//! for site in analysis.sites().filter(|s| s.needs_change) {
+//!     let range = site.file_offset as usize..site.file_offset as usize + usize::from(site.len);
+//!     let fixed = gfx1250::same_size_fix(site.class, &out[range.clone()]).unwrap();
+//!     out[range].copy_from_slice(&fixed);
+//! }
+//! ```
 
 pub mod walker;
 
@@ -221,6 +261,11 @@ impl Function {
     /// The number of sites of `class`.
     pub fn count(&self, class: A0Class) -> usize {
         self.sites.iter().filter(|s| s.class == class).count()
+    }
+
+    /// The number of sites of every class, in [`A0Class::ALL`] order.
+    pub fn counts(&self) -> impl Iterator<Item = (A0Class, usize)> + '_ {
+        A0Class::ALL.into_iter().map(|c| (c, self.count(c)))
     }
 }
 
