@@ -138,8 +138,15 @@ def linked_crates(cargo: str, manifest: str, triple: str):
 
 
 def licence_files(pkg) -> list:
+    """The crate's licence files, and those of sources it vendors in
+    subdirectories (a -sys crate's bundled C library, e.g. zstd/LICENSE)."""
     root = Path(pkg["manifest_path"]).parent
     files = sorted(p for p in root.iterdir() if p.is_file() and LICENCE_FILE.match(p.name))
+    for path in sorted(root.glob("*/**/*")):
+        rel = path.relative_to(root)
+        if (path.is_file() and LICENCE_FILE.match(path.name) and len(rel.parts) <= 4
+                and not {"tests", "test", "examples", "benches", "target", "doc", "docs"} & set(rel.parts)):
+            files.append(path)
     if pkg.get("license_file"):
         extra = root / pkg["license_file"]
         if extra.is_file() and extra not in files:
@@ -248,8 +255,9 @@ def collect(args):
         if not licence:
             raise Failure(f"crate {pkg['name']} {pkg['version']} declares no SPDX licence")
         texts = [f.read_text(encoding="utf-8", errors="replace") for f in files]
+        root = Path(pkg["manifest_path"]).parent
         records.append({"name": pkg["name"], "version": pkg["version"], "license": licence,
-                        "files": [{"name": f.name, "text": t} for f, t in zip(files, texts)],
+                        "files": [{"name": f.relative_to(root).as_posix(), "text": t} for f, t in zip(files, texts)],
                         "copyright": copyright_lines(texts, pkg),
                         "source": pkg.get("source") or "path"})
     return members, records, std, archive_crates
