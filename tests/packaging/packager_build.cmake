@@ -4,7 +4,8 @@
 # find_program() of clang-22, llc-22, llvm-readelf-22, valgrind, lintian or
 # rpmlint, and the cache no entry for them. (They are installed on this
 # machine for the tests, so their absence cannot be shown by removing them; the
-# trace shows the build never asks for them.)
+# trace shows the build never asks for them.) And cpack refuses an RPM of this
+# Debian layout.
 # Inputs: SOURCE_DIR, SCRATCH, GENERATOR, CARGO_TARGET_DIR, HSA_DIR, COMGR_DIR, CPACK.
 cmake_minimum_required(VERSION 3.22)
 include("${CMAKE_CURRENT_LIST_DIR}/../cmake/common.cmake")
@@ -46,3 +47,11 @@ if(NOT _n EQUAL 2)
   message(FATAL_ERROR "expected two DEBs from the packaging configuration, got: ${_debs}")
 endif()
 message(STATUS "packager build without the tests' tools: ${_debs}")
+# An RPM of this Debian layout would install into /usr/lib/<multiarch>, where RPM
+# distributions do not look: cpack must refuse it and say how to get one.
+execute_process(COMMAND "${CPACK}" -G RPM -B "${SCRATCH}/rpm" --config "${_build}/CPackConfig.cmake"
+                RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
+if(_rc EQUAL 0 OR NOT _out MATCHES "-DCMAKE_INSTALL_LIBDIR=lib64")
+  message(FATAL_ERROR "cpack -G RPM of the Debian layout did not refuse with a hint:\n${_out}")
+endif()
+message(STATUS "cpack refuses an RPM of the Debian layout")
