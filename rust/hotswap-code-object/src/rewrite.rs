@@ -151,6 +151,21 @@ pub enum Retag {
     KeptSizeChanged(usize),
 }
 
+impl std::fmt::Display for Retag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoNote => write!(f, "no metadata note"),
+            Self::NoRevision => write!(f, "no .gfx1250_revision"),
+            Self::AlreadyA0(n) => write!(f, "{n} .gfx1250_revision already A0"),
+            Self::Retagged(n) => write!(f, "{n} .gfx1250_revision retagged to A0"),
+            Self::KeptSizeChanged(n) => write!(
+                f,
+                "{n} .gfx1250_revision kept (the re-encoded note would change size)"
+            ),
+        }
+    }
+}
+
 /// What a rewrite did and left.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
