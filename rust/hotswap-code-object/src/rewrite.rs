@@ -636,8 +636,8 @@ fn retag_note(header: &Header, code_object: &[u8]) -> Result<(Retag, Option<Patc
     let Some(desc) = metadata_descriptor(header, code_object)? else {
         return Ok((Retag::NoNote, None));
     };
-    // The reader must accept the note before and after.
-    metadata::decode_document(desc).map_err(RewriteError::Metadata)?;
+    // The retag walks the whole document (a malformed one is refused); a
+    // retagged one must still be read by this crate's reader.
     let malformed = |what| RewriteError::Metadata(MetadataError::Msgpack(what));
     let (retag, document) = match retag::retag(desc).map_err(malformed)? {
         retag::Retagged::None => (Retag::NoRevision, None),
