@@ -173,9 +173,13 @@ hsa_status_t load_agent_code_object(hsa_executable_t executable, hsa_agent_t age
 hsa_status_t iterate_agents(hsa_status_t (*callback)(hsa_agent_t, void *), void *data) {
   ++g_counters.agent_queries;
   if (callback == nullptr) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  for (const Agent &a : g_agents) {
-    hsa_status_t s = callback(hsa_agent_t{a.handle}, data);
-    if (s != HSA_STATUS_SUCCESS) return s;
+  // ROCr (Runtime::IterateAgent) lists its CPU agents first, then its GPUs.
+  for (bool gpus : {false, true}) {
+    for (const Agent &a : g_agents) {
+      if (a.gpu != gpus) continue;
+      hsa_status_t s = callback(hsa_agent_t{a.handle}, data);
+      if (s != HSA_STATUS_SUCCESS) return s;
+    }
   }
   return HSA_STATUS_SUCCESS;
 }
