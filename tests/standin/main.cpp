@@ -461,31 +461,35 @@ void scenario_disabled() {
   std::printf("disabled: OnLoad true, table unchanged, gfx1250 on gfx1250-A0 loaded as is\n");
 }
 
-// hsa_shut_down then hsa_init: the second OnLoad works from the new table only.
+// hsa_shut_down then hsa_init: ROCr hands the second OnLoad the same table,
+// reset; the tool works from what it holds then, not from the first session.
 void scenario_reload() {
   init();
   const Agent &a0 = *agent_by_label("gfx1250-A0");
   CHECK(load_memory(object("gfx1250"), a0).rewritten, "first runtime: rewrite");
   shut_down();
   CHECK(api().hsa_executable_load_agent_code_object_fn == fake_load, "Reset");
+  HsaApiTable *first_table = runtime().root();
   // The second runtime's table holds other functions (a prior tool's wrappers):
-  // the hooks must reach them, not the first table's functions.
+  // the hooks must reach them, not the functions of the first session.
   std::string tools = std::getenv("HSA_TOOLS_LIB");
   unsetenv("HSA_TOOLS_LIB");
   init();
   setenv("HSA_TOOLS_LIB", tools.c_str(), 1);
+  CHECK(runtime().root() == first_table, "ROCr keeps one API table");
   wrap_as_prior_tool(api());
   open_tool_directly();
   CHECK(call_on_load(runtime().root()), "second OnLoad");
   int before = g_prior_calls;
   Outcome o = load_memory(object("gfx1250"), a0);
   CHECK(o.status == HSA_STATUS_SUCCESS && o.rewritten, "second runtime: rewrite");
-  CHECK(g_prior_calls - before >= 3, "the hooks called the first table's functions");
+  CHECK(g_prior_calls - before >= 3, "the hooks called the first session's functions");
   Outcome b0 = load_memory(object("gfx1250"), *agent_by_label("gfx1250-B0"));
   CHECK(b0.status == HSA_STATUS_SUCCESS && !b0.rewritten && b0.caller_bytes, "B0");
   g_on_unload();
   CHECK(api().hsa_executable_load_agent_code_object_fn == prior_load, "restore after the second OnLoad");
-  std::printf("reload: second OnLoad chained to the new table's functions (%d calls)\n", g_prior_calls - before);
+  std::printf("reload: second OnLoad chained to the reset table's new functions (%d calls)\n",
+              g_prior_calls - before);
 }
 
 // 8 threads x 200 create/load/destroy on every agent, memory and file readers.

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <sstream>
 #include <unordered_map>
 
@@ -243,7 +244,7 @@ struct Tool {
 };
 std::vector<Tool> g_tools;
 std::vector<std::string> g_failed;
-std::unique_ptr<Runtime> g_runtime;
+bool g_open = false;
 bool g_atexit_registered = false;
 
 void fill_core(CoreApiTable &core) {
@@ -344,7 +345,15 @@ const Agent *agent_by_label(const std::string &label) {
 
 Runtime::Runtime() { fill_core(tables.core); }
 
-Runtime &runtime() { return *g_runtime; }
+void Runtime::reset() {
+  new (&tables) HsaApiTableContainer();  // trivially destructible: rebuilt in place
+  fill_core(tables.core);
+}
+
+Runtime &runtime() {
+  static Runtime table;  // static storage, trivially destructible: valid until the process ends
+  return table;
+}
 
 void init() {
   if (!g_atexit_registered) {
@@ -353,20 +362,18 @@ void init() {
     std::atexit(teardown);
     g_atexit_registered = true;
   }
-  // Loaded code objects may outlive a runtime instance here: never free one.
-  static std::vector<std::unique_ptr<Runtime>> retired;
-  if (g_runtime) retired.push_back(std::move(g_runtime));
-  g_runtime = std::make_unique<Runtime>();
+  g_open = true;
   load_tools();
 }
 
 void shut_down() {
-  if (!g_runtime) return;
+  if (!g_open) return;
   for (auto it = g_tools.rbegin(); it != g_tools.rend(); ++it)
     if (it->on_unload != nullptr) it->on_unload();
   g_tools.clear();  // ROCr dlcloses much later (never under valgrind): keep them open
-  // Reset(): the table gets the runtime's own functions back.
-  fill_core(g_runtime->core());
+  // Reset(): the table gets the runtime's own functions and versions back.
+  runtime().reset();
+  g_open = false;
 }
 
 std::vector<std::string> parse_tool_names(const std::string &value) {

@@ -36,17 +36,21 @@ void configure_agents();
 const std::vector<Agent> &agents();
 const Agent *agent_by_label(const std::string &label);
 
-// The runtime instance: tables, as built by one hsa_init.
+// The runtime's API table. ROCr keeps one for the process (a global in
+// hsa_api_trace.cpp): every hsa_init hands the same table to its tools, and
+// hsa_shut_down resets it (HsaApiTable::Reset) after the tools' OnUnload.
 struct Runtime {
   HsaApiTableContainer tables;
   Runtime();
+  // HsaApiTable::Reset: versions and the runtime's own functions, as built.
+  void reset();
   CoreApiTable &core() { return tables.core; }
   HsaApiTable *root() { return &tables.root; }
 };
 
-// The current runtime (created by init(), reset by shut_down()).
+// The runtime's table (one for the process).
 Runtime &runtime();
-// hsa_init: new tables, then every tool of HSA_TOOLS_LIB loaded (LoadTools).
+// hsa_init: every tool of HSA_TOOLS_LIB loaded (LoadTools) on the table.
 void init();
 // hsa_shut_down: OnUnload in reverse order, then the table is reset.
 void shut_down();
