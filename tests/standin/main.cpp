@@ -467,6 +467,12 @@ void scenario_reload() {
   init();
   const Agent &a0 = *agent_by_label("gfx1250-A0");
   CHECK(load_memory(object("gfx1250"), a0).rewritten, "first runtime: rewrite");
+  // A nested hsa_init / hsa_shut_down pair only counts: no OnLoad, no OnUnload.
+  auto hooked_load = api().hsa_executable_load_agent_code_object_fn;
+  init();
+  shut_down();
+  CHECK(api().hsa_executable_load_agent_code_object_fn == hooked_load, "a nested pair unloaded the tool");
+  CHECK(load_memory(object("gfx1250"), a0).rewritten, "first runtime after a nested pair: rewrite");
   shut_down();
   CHECK(api().hsa_executable_load_agent_code_object_fn == fake_load, "Reset");
   HsaApiTable *first_table = runtime().root();

@@ -244,7 +244,8 @@ struct Tool {
 };
 std::vector<Tool> g_tools;
 std::vector<std::string> g_failed;
-bool g_open = false;
+// hsa_init calls not yet matched by hsa_shut_down (Runtime::Acquire/Release).
+std::atomic<int> g_refs{0};
 bool g_atexit_registered = false;
 
 void fill_core(CoreApiTable &core) {
@@ -362,18 +363,22 @@ void init() {
     std::atexit(teardown);
     g_atexit_registered = true;
   }
-  g_open = true;
+  if (g_refs++ > 0) return;
   load_tools();
 }
 
 void shut_down() {
-  if (!g_open) return;
+  if (g_refs == 0) return;  // ROCr: HSA_STATUS_ERROR_NOT_INITIALIZED
+  if (g_refs > 1) {
+    --g_refs;
+    return;
+  }
   for (auto it = g_tools.rbegin(); it != g_tools.rend(); ++it)
     if (it->on_unload != nullptr) it->on_unload();
   g_tools.clear();  // ROCr dlcloses much later (never under valgrind): keep them open
   // Reset(): the table gets the runtime's own functions and versions back.
   runtime().reset();
-  g_open = false;
+  --g_refs;  // after Unload, as Runtime::Release does
 }
 
 std::vector<std::string> parse_tool_names(const std::string &value) {

@@ -50,9 +50,11 @@ struct Runtime {
 
 // The runtime's table (one for the process).
 Runtime &runtime();
-// hsa_init: every tool of HSA_TOOLS_LIB loaded (LoadTools) on the table.
+// hsa_init: the first one (ROCr counts them) loads every tool of HSA_TOOLS_LIB
+// (LoadTools) on the table; a nested one only counts.
 void init();
-// hsa_shut_down: OnUnload in reverse order, then the table is reset.
+// hsa_shut_down: the one matching the first hsa_init calls OnUnload in reverse
+// order, then resets the table; a nested one only counts.
 void shut_down();
 // Parses an HSA_TOOLS_LIB value as ROCr's parse_tool_names does.
 std::vector<std::string> parse_tool_names(const std::string &value);
