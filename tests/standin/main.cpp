@@ -572,44 +572,54 @@ void scenario_leave_table() {
 
 // Hooks racing OnUnload: loader threads keep loading through the table while
 // the main thread runs hsa_shut_down (OnUnload, then ROCr's Reset of the table).
-// Calls already inside a hook finish through the saved originals; every load
-// must succeed and give the expected bytes.
+// Calls already inside a hook finish through the saved originals. Once ROCr is
+// shut down it refuses every call (HSA_STATUS_ERROR_NOT_INITIALIZED), and a
+// hook passes that status on: each load either succeeds, with the expected
+// bytes, or gets ROCr's own refusal.
 void scenario_unload_race() {
   init();
   std::atomic<bool> stop{false};
-  std::atomic<int> wrong{0}, done{0};
+  std::atomic<int> wrong{0}, done{0}, refused{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       const Agent &agent = agents()[size_t(t) % agents().size()];
       while (!stop) {
         Outcome o = load_memory(object("gfx1250"), agent);
-        if (o.status != HSA_STATUS_SUCCESS) ++wrong;
+        if (o.status == HSA_STATUS_ERROR_NOT_INITIALIZED) ++refused;
+        else if (o.status != HSA_STATUS_SUCCESS) ++wrong;
         ++done;
       }
     });
   }
   while (done < 2000) std::this_thread::yield();
+  CHECK(refused == 0, "%d loads refused before hsa_shut_down", refused.load());
   // A caller that read the slot just before OnUnload enters the hooks after it.
   auto create_hook = api().hsa_code_object_reader_create_from_memory_fn;
   auto load_hook = api().hsa_executable_load_agent_code_object_fn;
   auto destroy_hook = api().hsa_code_object_reader_destroy_fn;
-  shut_down();
-  int at_unload = done;
   const Agent &a0 = *agent_by_label("gfx1250-A0");
   hsa_code_object_reader_t reader{};
   CHECK(create_hook(object("gfx1250").data(), object("gfx1250").size(), &reader) == HSA_STATUS_SUCCESS,
+        "create hook before OnUnload");
+  shut_down();
+  int at_unload = done;
+  hsa_code_object_reader_t other{};
+  CHECK(create_hook(object("gfx1250").data(), object("gfx1250").size(), &other) ==
+            HSA_STATUS_ERROR_NOT_INITIALIZED,
         "create hook after OnUnload");
-  CHECK(load_hook(hsa_executable_t{1}, hsa_agent_t{a0.handle}, reader, nullptr, nullptr) == HSA_STATUS_SUCCESS,
+  CHECK(load_hook(hsa_executable_t{1}, hsa_agent_t{a0.handle}, reader, nullptr, nullptr) ==
+            HSA_STATUS_ERROR_NOT_INITIALIZED,
         "load hook after OnUnload");
-  CHECK(destroy_hook(reader) == HSA_STATUS_SUCCESS, "destroy hook after OnUnload");
+  CHECK(destroy_hook(reader) == HSA_STATUS_ERROR_NOT_INITIALIZED, "destroy hook after OnUnload");
   while (done < at_unload + 2000) std::this_thread::yield();
   stop = true;
   for (auto &th : threads) th.join();
-  CHECK(wrong == 0, "%d loads failed around OnUnload", wrong.load());
+  CHECK(wrong == 0, "%d loads failed around OnUnload with another status", wrong.load());
   CHECK(api().hsa_executable_load_agent_code_object_fn == fake_load, "the table was not restored");
-  std::printf("unload race: %d loads on 4 threads, OnUnload after %d, %d failed\n", done.load(), at_unload,
-              wrong.load());
+  std::printf("unload race: %d loads on 4 threads, OnUnload after %d, %d refused by the shut-down runtime, "
+              "%d failed otherwise\n",
+              done.load(), at_unload, refused.load(), wrong.load());
 }
 
 // One code object loaded on every gfx1250-A0 agent (STANDIN_AGENTS may list

@@ -41,6 +41,12 @@ const Agent *find_agent(uint64_t handle) {
 
 Counters g_counters;
 
+// hsa_init calls not yet matched by hsa_shut_down (Runtime::Acquire/Release).
+// While it is 0 every ROCr function returns HSA_STATUS_ERROR_NOT_INITIALIZED
+// (its IS_OPEN check, before any argument check).
+std::atomic<int> g_refs{0};
+bool closed() { return g_refs.load() == 0; }
+
 // ---- loader ----------------------------------------------------------------------
 
 struct Reader {
@@ -90,6 +96,7 @@ bool valid_elf(const uint8_t *p, size_t n) {
 
 hsa_status_t create_from_memory(const void *code_object, size_t size,
                                 hsa_code_object_reader_t *reader) {
+  if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (code_object == nullptr || size == 0 || reader == nullptr)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   ++g_counters.creates_memory;
@@ -102,6 +109,7 @@ hsa_status_t create_from_memory(const void *code_object, size_t size,
 }
 
 hsa_status_t create_from_file(hsa_file_t file, hsa_code_object_reader_t *reader) {
+  if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (reader == nullptr) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   struct stat st;
   if (fstat(file, &st) != 0 || st.st_size <= 0) return HSA_STATUS_ERROR_INVALID_FILE;
@@ -120,6 +128,7 @@ hsa_status_t create_from_file(hsa_file_t file, hsa_code_object_reader_t *reader)
 }
 
 hsa_status_t reader_destroy(hsa_code_object_reader_t reader) {
+  if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   ++g_counters.destroys;
   std::lock_guard<std::mutex> lock(g_loader_lock);
   if (g_readers.erase(reader.handle) == 0) return HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER;
@@ -130,6 +139,10 @@ hsa_status_t reader_destroy(hsa_code_object_reader_t reader) {
 hsa_status_t load_agent_code_object(hsa_executable_t executable, hsa_agent_t agent,
                                     hsa_code_object_reader_t reader, const char *options,
                                     hsa_loaded_code_object_t *loaded) {
+  if (closed()) {
+    t_last = LoadRecord{HSA_STATUS_ERROR_NOT_INITIALIZED, agent.handle};
+    return t_last.status;
+  }
   (void)options;
   ++g_counters.loads;
   LoadRecord record;
@@ -172,6 +185,7 @@ hsa_status_t load_agent_code_object(hsa_executable_t executable, hsa_agent_t age
 // ---- agent queries -------------------------------------------------------------
 
 hsa_status_t iterate_agents(hsa_status_t (*callback)(hsa_agent_t, void *), void *data) {
+  if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   ++g_counters.agent_queries;
   if (callback == nullptr) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   // ROCr (Runtime::IterateAgent) lists its CPU agents first, then its GPUs.
@@ -186,6 +200,7 @@ hsa_status_t iterate_agents(hsa_status_t (*callback)(hsa_agent_t, void *), void 
 }
 
 hsa_status_t agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, void *value) {
+  if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   ++g_counters.agent_queries;
   const Agent *a = find_agent(agent.handle);
   if (a == nullptr || value == nullptr) return HSA_STATUS_ERROR_INVALID_AGENT;
@@ -204,6 +219,7 @@ hsa_status_t agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, void 
 // ISA handles: the agent's handle + 1 (agents have at most one ISA here).
 hsa_status_t agent_iterate_isas(hsa_agent_t agent, hsa_status_t (*callback)(hsa_isa_t, void *),
                                 void *data) {
+  if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   ++g_counters.agent_queries;
   const Agent *a = find_agent(agent.handle);
   if (a == nullptr || callback == nullptr) return HSA_STATUS_ERROR_INVALID_AGENT;
@@ -212,6 +228,7 @@ hsa_status_t agent_iterate_isas(hsa_agent_t agent, hsa_status_t (*callback)(hsa_
 }
 
 hsa_status_t isa_get_info_alt(hsa_isa_t isa, hsa_isa_info_t attribute, void *value) {
+  if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   ++g_counters.agent_queries;
   const Agent *a = find_agent(isa.handle - 1);
   if (a == nullptr || a->isa.empty() || value == nullptr) return HSA_STATUS_ERROR_INVALID_ISA;
@@ -244,8 +261,6 @@ struct Tool {
 };
 std::vector<Tool> g_tools;
 std::vector<std::string> g_failed;
-// hsa_init calls not yet matched by hsa_shut_down (Runtime::Acquire/Release).
-std::atomic<int> g_refs{0};
 bool g_atexit_registered = false;
 
 void fill_core(CoreApiTable &core) {
