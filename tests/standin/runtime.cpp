@@ -280,10 +280,16 @@ void fill_core(CoreApiTable &core) {
 void load_tools() {
   const char *list = std::getenv("HSA_TOOLS_LIB");
   if (list == nullptr) return;
+  // What later tools' OnLoad get as failed tools: the earlier tools of this
+  // hsa_init whose OnLoad returned false, and only those (a library that does
+  // not load is reported on stderr, not listed).
+  std::vector<std::string> refused;
   for (const std::string &name : parse_tool_names(list)) {
     void *handle = dlopen(name.c_str(), RTLD_LAZY);
     if (handle == nullptr) {
-      std::fprintf(stderr, "Tool lib \"%s\" failed to load.\n", name.c_str());
+      const char *report = std::getenv("HSA_TOOLS_REPORT_LOAD_FAILURE");
+      if (report == nullptr || std::strcmp(report, "0") != 0)
+        std::fprintf(stderr, "Tool lib \"%s\" failed to load.\n", name.c_str());
       g_failed.push_back(name);
       continue;
     }
@@ -291,9 +297,10 @@ void load_tools() {
     auto on_unload = reinterpret_cast<OnUnloadFn>(dlsym(handle, "OnUnload"));
     if (on_load != nullptr) {
       std::vector<const char *> failed;
-      for (const std::string &f : g_failed) failed.push_back(f.c_str());
+      for (const std::string &f : refused) failed.push_back(f.c_str());
       HsaApiTable *root = runtime().root();
       if (!on_load(root, root->version.major_id, failed.size(), failed.data())) {
+        refused.push_back(name);
         g_failed.push_back(name);
         dlclose(handle);
         continue;

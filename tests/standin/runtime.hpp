@@ -9,9 +9,10 @@
 //   re-reads them all, after OnUnload, as ROCr destroys its loader after
 //   UnloadTools.
 // - Tool loading as Runtime::LoadTools: HSA_TOOLS_LIB parsed (spaces, quotes,
-//   backslash), dlopen(RTLD_LAZY), OnLoad(table, root major_id, failed count,
-//   failed names); OnUnload from an atexit handler registered before the tool is
-//   dlopened, so it runs after the tool's static destructors (HIP's order).
+//   backslash), dlopen(RTLD_LAZY), OnLoad(table, root major_id, count and names
+//   of the earlier tools of this hsa_init whose OnLoad returned false); OnUnload
+//   from an atexit handler registered before the tool is dlopened, so it runs
+//   after the tool's static destructors (HIP's order).
 #pragma once
 
 #include <atomic>
@@ -58,7 +59,8 @@ void init();
 void shut_down();
 // Parses an HSA_TOOLS_LIB value as ROCr's parse_tool_names does.
 std::vector<std::string> parse_tool_names(const std::string &value);
-// Names of tools whose OnLoad returned false (or that failed to load).
+// Names of tools whose OnLoad returned false or that failed to load (the
+// stand-in's own account; OnLoad is given the refused ones of its hsa_init).
 const std::vector<std::string> &failed_tools();
 
 // The fake runtime's own function for each patched slot (what Reset restores).
