@@ -258,6 +258,7 @@ struct Tool {
   std::string name;
   void *handle;
   OnUnloadFn on_unload;
+  bool refused;  // its OnLoad returned false; ROCr closed it but keeps the entry
 };
 std::vector<Tool> g_tools;
 std::vector<std::string> g_failed;
@@ -303,10 +304,11 @@ void load_tools() {
         refused.push_back(name);
         g_failed.push_back(name);
         dlclose(handle);
+        g_tools.push_back(Tool{name, handle, nullptr, true});
         continue;
       }
     }
-    g_tools.push_back(Tool{name, handle, on_unload});
+    g_tools.push_back(Tool{name, handle, on_unload, false});
   }
 }
 
@@ -395,8 +397,20 @@ void shut_down() {
     --g_refs;
     return;
   }
-  for (auto it = g_tools.rbegin(); it != g_tools.rend(); ++it)
+  for (auto it = g_tools.rbegin(); it != g_tools.rend(); ++it) {
+    if (it->refused) {
+      // ROCr 5.2.3 looks OnUnload up through the handle it closed after the
+      // refused OnLoad, and calls it. That is defined while the library is
+      // still loaded (named twice, or held elsewhere); otherwise ROCr reads a
+      // freed handle, which the stand-in does not imitate.
+      if (void *again = dlopen(it->name.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+        if (auto on_unload = reinterpret_cast<OnUnloadFn>(dlsym(again, "OnUnload"))) on_unload();
+        dlclose(again);
+      }
+      continue;
+    }
     if (it->on_unload != nullptr) it->on_unload();
+  }
   g_tools.clear();  // ROCr dlcloses much later (never under valgrind): keep them open
   // Reset(): the table gets the runtime's own functions and versions back.
   runtime().reset();

@@ -11,8 +11,10 @@
 // - Tool loading as Runtime::LoadTools: HSA_TOOLS_LIB parsed (spaces, quotes,
 //   backslash), dlopen(RTLD_LAZY), OnLoad(table, root major_id, count and names
 //   of the earlier tools of this hsa_init whose OnLoad returned false); OnUnload
-//   from an atexit handler registered before the tool is dlopened, so it runs
-//   after the tool's static destructors (HIP's order).
+//   in reverse order, also of a tool whose OnLoad returned false if its library
+//   is still loaded (ROCr 5.2.3 keeps its handle), from an atexit handler
+//   registered before the tool is dlopened, so it runs after the tool's static
+//   destructors (HIP's order).
 #pragma once
 
 #include <atomic>
