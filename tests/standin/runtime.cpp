@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -252,6 +253,18 @@ hsa_status_t isa_get_info_alt(hsa_isa_t isa, hsa_isa_info_t attribute, void *val
 
 // ---- tools ---------------------------------------------------------------------
 
+// os::GetExportAddress: a tool's OnLoad/OnUnload count only if the tool
+// library itself defines them (dlsym alone also searches its dependencies).
+template <typename F> F tool_export(void *handle, const char *name) {
+  void *symbol = dlsym(handle, name);
+  link_map *map = nullptr;
+  Dl_info info{};
+  if (symbol == nullptr || dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || dladdr(symbol, &info) == 0 ||
+      info.dli_fname == nullptr || std::strcmp(info.dli_fname, map->l_name) != 0)
+    return nullptr;
+  return reinterpret_cast<F>(symbol);
+}
+
 using OnLoadFn = bool (*)(HsaApiTable *, uint64_t, uint64_t, const char *const *);
 using OnUnloadFn = void (*)();
 struct Tool {
@@ -294,8 +307,8 @@ void load_tools() {
       g_failed.push_back(name);
       continue;
     }
-    auto on_load = reinterpret_cast<OnLoadFn>(dlsym(handle, "OnLoad"));
-    auto on_unload = reinterpret_cast<OnUnloadFn>(dlsym(handle, "OnUnload"));
+    auto on_load = tool_export<OnLoadFn>(handle, "OnLoad");
+    auto on_unload = tool_export<OnUnloadFn>(handle, "OnUnload");
     if (on_load != nullptr) {
       std::vector<const char *> failed;
       for (const std::string &f : refused) failed.push_back(f.c_str());
@@ -404,7 +417,7 @@ void shut_down() {
       // still loaded (named twice, or held elsewhere); otherwise ROCr reads a
       // freed handle, which the stand-in does not imitate.
       if (void *again = dlopen(it->name.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
-        if (auto on_unload = reinterpret_cast<OnUnloadFn>(dlsym(again, "OnUnload"))) on_unload();
+        if (auto on_unload = tool_export<OnUnloadFn>(again, "OnUnload")) on_unload();
         dlclose(again);
       }
       continue;
