@@ -463,7 +463,11 @@ void scenario_disabled() {
 
 // hsa_shut_down then hsa_init: ROCr hands the second OnLoad the same table,
 // reset; the tool works from what it holds then, not from the first session.
+// The scenario holds the tool library itself (as CLR's hotswap gate does), so
+// hsa_shut_down's dlclose leaves it loaded and the second OnLoad reaches the
+// same library instance.
 void scenario_reload() {
+  open_tool_directly();
   init();
   const Agent &a0 = *agent_by_label("gfx1250-A0");
   CHECK(load_memory(object("gfx1250"), a0).rewritten, "first runtime: rewrite");
@@ -575,8 +579,11 @@ void scenario_leave_table() {
 // Calls already inside a hook finish through the saved originals. Once ROCr is
 // shut down it refuses every call (HSA_STATUS_ERROR_NOT_INITIALIZED), and a
 // hook passes that status on: each load either succeeds, with the expected
-// bytes, or gets ROCr's own refusal.
+// bytes, or gets ROCr's own refusal. The scenario holds the tool library
+// itself (as CLR's hotswap gate does): calling a hook after hsa_shut_down needs
+// the library still loaded, and ROCr dlcloses its tools there.
 void scenario_unload_race() {
+  open_tool_directly();
   init();
   std::atomic<bool> stop{false};
   std::atomic<int> wrong{0}, done{0}, refused{0};

@@ -325,8 +325,28 @@ void load_tools() {
   }
 }
 
-// At exit: OnUnload (after the tools' static destructors, as in HIP), then the
-// loader is destroyed: every loaded range is re-read and must be unchanged.
+// Runtime::CloseTools, at the end of the last hsa_shut_down: every tool
+// library is dlclosed (a refused one a second time), unless
+// HSA_RUNNING_UNDER_VALGRIND=1. A library nothing else holds is unmapped here.
+void close_tools() {
+  const char *valgrind = std::getenv("HSA_RUNNING_UNDER_VALGRIND");
+  if (valgrind == nullptr || std::strcmp(valgrind, "1") != 0) {
+    for (const Tool &t : g_tools) {
+      if (t.refused) {
+        // Its second dlclose is defined only while the library is still loaded.
+        void *again = dlopen(t.name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+        if (again == nullptr) continue;
+        dlclose(again);
+      }
+      dlclose(t.handle);
+    }
+  }
+  g_tools.clear();
+}
+
+// At exit: OnUnload (after the tools' static destructors, as in HIP) and
+// CloseTools, then every loaded range is re-read and must be unchanged (ROCr
+// destroys its loader just before CloseTools: reading after it is stricter).
 void teardown() {
   shut_down();
   size_t bad = 0;
@@ -424,9 +444,9 @@ void shut_down() {
     }
     if (it->on_unload != nullptr) it->on_unload();
   }
-  g_tools.clear();  // ROCr dlcloses much later (never under valgrind): keep them open
   // Reset(): the table gets the runtime's own functions and versions back.
   runtime().reset();
+  close_tools();
   --g_refs;  // after Unload, as Runtime::Release does
 }
 

@@ -57,7 +57,8 @@ Runtime &runtime();
 // (LoadTools) on the table; a nested one only counts.
 void init();
 // hsa_shut_down: the one matching the first hsa_init calls OnUnload in reverse
-// order, then resets the table; a nested one only counts.
+// order, resets the table and dlcloses the tools (unless
+// HSA_RUNNING_UNDER_VALGRIND=1); a nested one only counts.
 void shut_down();
 // Parses an HSA_TOOLS_LIB value as ROCr's parse_tool_names does.
 std::vector<std::string> parse_tool_names(const std::string &value);
