@@ -264,8 +264,12 @@ void scenario_file(bool expect_convert) {
     hsa_status_t s = api().hsa_code_object_reader_create_from_file_fn(fd, &reader);
     CHECK(s == HSA_STATUS_SUCCESS, "create_from_file: %#x", s);
     off_t offset = lseek(fd, 0, SEEK_CUR);
+    // The original create leaves the offset at the end of the file, as ROCr
+    // does. The tool reads with pread: the offset stays where the caller left it.
     if (expect_convert)
       CHECK(offset == 123, "the tool moved the caller's file offset to %ld", long(offset));
+    else
+      CHECK(offset == off_t(object("gfx1250").size()), "offset %ld is not where ROCr leaves it", long(offset));
     s = api().hsa_executable_load_agent_code_object_fn(hsa_executable_t{1}, hsa_agent_t{agent->handle}, reader,
                                                        nullptr, nullptr);
     LoadRecord r = last_load();
@@ -285,10 +289,20 @@ void scenario_file(bool expect_convert) {
     close(fd);
   }
   unlink(path.c_str());
-  // A descriptor that is not a file: the original create reports it.
+  // Descriptors ROCr rejects, with its own statuses: -1, a closed one, an empty file.
   hsa_code_object_reader_t reader{};
-  CHECK(api().hsa_code_object_reader_create_from_file_fn(-1, &reader) == HSA_STATUS_ERROR_INVALID_FILE,
-        "bad fd");
+  CHECK(api().hsa_code_object_reader_create_from_file_fn(-1, &reader) == HSA_STATUS_ERROR_INVALID_ARGUMENT,
+        "fd -1");
+  int closed = open("/dev/null", O_RDONLY);
+  close(closed);
+  CHECK(api().hsa_code_object_reader_create_from_file_fn(closed, &reader) == HSA_STATUS_ERROR_INVALID_FILE,
+        "closed fd");
+  std::string empty = temp_file({});
+  int fd = open(empty.c_str(), O_RDONLY);
+  CHECK(api().hsa_code_object_reader_create_from_file_fn(fd, &reader) == HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
+        "empty file");
+  close(fd);
+  unlink(empty.c_str());
 }
 
 // Chaining: a prior tool's wrappers are what the hooks call, and what OnUnload

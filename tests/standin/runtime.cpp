@@ -4,7 +4,6 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -112,13 +111,16 @@ hsa_status_t create_from_memory(const void *code_object, size_t size,
 hsa_status_t create_from_file(hsa_file_t file, hsa_code_object_reader_t *reader) {
   if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (reader == nullptr) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  struct stat st;
-  if (fstat(file, &st) != 0 || st.st_size <= 0) return HSA_STATUS_ERROR_INVALID_FILE;
-  auto bytes = std::make_shared<std::vector<uint8_t>>(size_t(st.st_size));
-  // ROCr seeks to the end and back to 0; the offset after the call is 0.
-  if (pread(file, bytes->data(), bytes->size(), 0) != st.st_size ||
-      lseek(file, 0, SEEK_SET) != 0)
-    return HSA_STATUS_ERROR_INVALID_FILE;
+  // CodeObjectReaderImpl::SetFile on Linux: -1 is an invalid argument; the size
+  // comes from lseek(SEEK_END), which leaves the file offset at the end (the
+  // seek back to 0 is on the Windows path only); an empty file is an invalid
+  // code object; then the file is mapped (copied here).
+  if (file == -1) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  off_t size = lseek(file, 0, SEEK_END);
+  if (size == off_t(-1)) return HSA_STATUS_ERROR_INVALID_FILE;
+  if (size == 0) return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+  auto bytes = std::make_shared<std::vector<uint8_t>>(size_t(size));
+  if (pread(file, bytes->data(), bytes->size(), 0) != size) return HSA_STATUS_ERROR_INVALID_FILE;
   ++g_counters.creates_file;
   std::lock_guard<std::mutex> lock(g_loader_lock);
   uint64_t handle = g_next_reader++;
