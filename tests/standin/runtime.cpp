@@ -303,8 +303,12 @@ void load_tools() {
   for (const std::string &name : parse_tool_names(list)) {
     void *handle = dlopen(name.c_str(), RTLD_LAZY);
     if (handle == nullptr) {
+      // As Debian's ROCr 5.2.3 reports it (built without NDEBUG: os::LoadLib's
+      // debug_print, and the summary line only with the variable set to 1;
+      // NDEBUG builds print only the summary line, unless it is set to 0).
+      std::fprintf(stderr, "LoadLib(%s) failed: %s\n", name.c_str(), dlerror());
       const char *report = std::getenv("HSA_TOOLS_REPORT_LOAD_FAILURE");
-      if (report == nullptr || std::strcmp(report, "0") != 0)
+      if (report != nullptr && std::strcmp(report, "1") == 0)
         std::fprintf(stderr, "Tool lib \"%s\" failed to load.\n", name.c_str());
       g_failed.push_back(name);
       continue;
