@@ -72,12 +72,13 @@ enum hotswap_status_t
   HOTSWAP_STATUS_UNKNOWN_PROCESSOR = 6,
   /*
    No usable rewriter: COMGR lacks the hotswap ABI, is the deprecated stub
-   that always fails, or is the incompatible raw-buffer prototype.
+   that always fails, or is the incompatible raw-buffer prototype, and no
+   other rewriter was found.
    */
   HOTSWAP_STATUS_REWRITER_UNAVAILABLE = 7,
   /*
-   The rewriter rejected the code object or the ISA pair, or returned an
-   output that is empty or not an AMDGPU code object.
+   The rewriter returned an error, or an output that is empty or not an
+   AMDGPU code object.
    */
   HOTSWAP_STATUS_REWRITE_FAILED = 8,
   /*
@@ -93,6 +94,17 @@ enum hotswap_status_t
    An internal error (a bug) was caught at the API boundary.
    */
   HOTSWAP_STATUS_INTERNAL_ERROR = 11,
+  /*
+   The rewriter in use does not rewrite this ISA pair (e.g. a B0-to-A0
+   translator asked for a same-ISA rewrite); the original stays in use.
+   */
+  HOTSWAP_STATUS_REWRITE_UNSUPPORTED = 12,
+  /*
+   The rewriter refused the code object for what it contains (a site it
+   cannot fix without growing the code, or an object it cannot translate);
+   asking again gives the same answer. The reason is logged.
+   */
+  HOTSWAP_STATUS_REWRITE_REFUSED = 13,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -120,10 +132,19 @@ const char *hotswap_version(void);
 const char *hotswap_status_string(uint32_t status);
 
 /*
- Returns true when `hsa_tools_lib`, a value in `HSA_TOOLS_LIB` syntax, names
- this tool: ROCr's parsing (space-separated; `"` groups a name containing
- spaces; `\` escapes the next character), then an entry whose file name (after
- the last `/`) is exactly `libhsa-hotswap.so`. NULL gives false.
+ Returns true when ROCr, given `hsa_tools_lib` as `HSA_TOOLS_LIB`, will load
+ this tool: ROCr's own parsing of the value (`parse_tool_names` in
+ `Runtime::LoadTools`), exactly, then an entry whose file name (after the last
+ `/`) is exactly `libhsa-hotswap.so`. NULL gives false.
+
+ ROCr's parsing, on the bytes as given: outside quotes a space ends a name
+ (empty names included); a `"` starts a quoted part and the text right before
+ it is dropped (`x"libhsa-hotswap.so"` names the tool); inside quotes a space
+ is part of the name and a `"` ends it; a `\` adds the next byte, whatever it
+ is; an unterminated quote makes one name of the rest, and the text before it
+ is lost (`libhsa-hotswap.so"` does not name the tool). A value ending in an
+ unpaired `\` makes ROCr loop forever in `hsa_init` without loading any tool:
+ this function returns false for it. Linear in the length of the value.
 
  # Safety
  `hsa_tools_lib` is NULL or a NUL-terminated string.
@@ -133,8 +154,9 @@ bool hotswap_tools_lib_names_hotswap(const char *hsa_tools_lib);
 /*
  Returns true when the tool is enabled for this process: the environment's
  `HSA_TOOLS_LIB` names it (see `hotswap_tools_lib_names_hotswap`) and
- `HSA_HOTSWAP_DISABLE` is not true (unset, empty, `0`, `off`, `false`, `no`,
- `n`, `f` in any case are false). Reads the environment on every call.
+ the tool is not switched off: `HSA_HOTSWAP_DISABLE` is not true (unset, empty,
+ `0`, `off`, `false`, `no`, `n`, `f` in any case are false), or
+ `HSA_HOTSWAP_TOOL_ENABLE` is true. Reads the environment on every call.
  */
 bool hotswap_enabled(void);
 
@@ -173,7 +195,8 @@ bool hotswap_is_supported_pair(const char *source_gfx, const char *target_gfx);
 
  Reads only the ELF header (constant time): ELF64 little-endian, `EM_AMDGPU`, OS
  ABI HSA, code object v4 to v6, the processor from `EF_AMDGPU_MACH`, then
- `:sramecc+`/`-` and `:xnack+`/`-` only when set explicitly. A processor value
+ `:sramecc+`/`-` and `:xnack+`/`-` only when set explicitly (gfx1250-strict,
+ which has no SRAMECC modes, names `:xnack+`/`-` only). A processor value
  unknown here is asked of the linked COMGR. Errors (nothing written):
  `HOTSWAP_STATUS_INVALID_CODE_OBJECT`, `HOTSWAP_STATUS_NOT_AMDGPU_CODE_OBJECT`,
  `HOTSWAP_STATUS_UNSUPPORTED_CODE_OBJECT_VERSION`,
@@ -190,25 +213,31 @@ hotswap_status_t hotswap_code_object_isa_name(const void *elf,
                                               size_t *isa_name_size);
 
 /*
- Rewrites a code object for another ISA through the COMGR-ABI rewriter, with
+ Rewrites a code object for another ISA through the process's rewriter, with
  upstream `RetargetCodeObject`'s contract.
 
  `source_isa`/`target_isa`: ISA names, optionally with COMGR's hotswap
- pseudo-feature `:gfx1250-b0-specific+` (B0) or `-` (A0). `out`/`out_size`
- (required): first set to `elf`/`size`, so that on any failure the caller keeps
- using the original. On `HOTSWAP_STATUS_SUCCESS`, `*out` is a new buffer of
- `*out_size` bytes that differs from the input; release it with `free()`.
- `HOTSWAP_STATUS_UNCHANGED` means the rewriter produced identical bytes: `*out`
- stays `elf` and must not be freed.
+ pseudo-feature `:gfx1250-b0-specific+` (B0) or `-` (A0); a `gfx1250` source
+ with an A0 target (`gfx1250:gfx1250-b0-specific-` or `gfx1250-strict`) is
+ the B0-to-A0 rewrite. `out`/`out_size` (required): first set to
+ `elf`/`size`, so that on any failure the caller keeps using the original. On
+ `HOTSWAP_STATUS_SUCCESS`, `*out` is a new buffer of `*out_size` bytes that
+ differs from the input; release it with `free()`. `HOTSWAP_STATUS_UNCHANGED`
+ means the rewriter produced identical bytes: `*out` stays `elf` and must not
+ be freed.
 
- The rewriter is the library named by the environment variable
- `HSA_HOTSWAP_REWRITER` (an absolute path), else the linked COMGR; it is
- resolved once per process. `HOTSWAP_STATUS_REWRITER_UNAVAILABLE`: it lacks
- `amd_comgr_hotswap_rewrite`, is the raw-buffer prototype (exports
- `amd_comgr_hotswap_needs_transpile`), or is COMGR's deprecated stub (detected
- by one probe rewrite). `HOTSWAP_STATUS_REWRITE_FAILED`: the rewriter returned
- an error, or output that is empty or not an AMDGPU ELF.
- `HOTSWAP_STATUS_OUT_OF_MEMORY`: allocation failed. The input is never modified.
+ The rewriter is chosen once per process: the library named by the
+ environment variable `HSA_HOTSWAP_REWRITER` (an absolute path; its exported
+ ABI decides: COMGR's `amd_comgr_hotswap_rewrite` or rocjitsu's
+ `rj_gfx1250_b0_to_a0_translate`), else the linked COMGR's rewriter, else the
+ rocjitsu translator found next to ROCr or by name.
+ `HOTSWAP_STATUS_REWRITER_UNAVAILABLE`: none of them is usable (the reasons
+ are logged once). `HOTSWAP_STATUS_REWRITE_UNSUPPORTED`: the rewriter does
+ not rewrite this ISA pair. `HOTSWAP_STATUS_REWRITE_REFUSED`: it refused this
+ code object for what it contains. `HOTSWAP_STATUS_REWRITE_FAILED`: it
+ returned an error, or output that is empty or not an AMDGPU ELF.
+ `HOTSWAP_STATUS_OUT_OF_MEMORY`: allocation failed. The input is never
+ modified.
 
  # Safety
  `elf` is NULL or points to `size` readable bytes; the ISA names are NULL or

@@ -33,36 +33,26 @@ static void test_status_strings(void) {
   uint32_t s;
   CHECK(HOTSWAP_STATUS_SUCCESS == 0);
   CHECK(strcmp(hotswap_status_string(HOTSWAP_STATUS_SUCCESS), "success") == 0);
-  for (s = HOTSWAP_STATUS_SUCCESS; s <= HOTSWAP_STATUS_INTERNAL_ERROR; ++s) {
+  for (s = HOTSWAP_STATUS_SUCCESS; s <= HOTSWAP_STATUS_REWRITE_REFUSED; ++s) {
     const char *text = hotswap_status_string(s);
     CHECK(text != NULL && text[0] != '\0');
     CHECK(strcmp(text, "unknown hotswap status") != 0);
   }
-  CHECK(strcmp(hotswap_status_string(HOTSWAP_STATUS_INTERNAL_ERROR + 1), "unknown hotswap status") == 0);
+  CHECK(strcmp(hotswap_status_string(HOTSWAP_STATUS_REWRITE_REFUSED + 1), "unknown hotswap status") == 0);
   CHECK(strcmp(hotswap_status_string(0xffffffffu), "unknown hotswap status") == 0);
 }
 
-static void test_tools_lib_parser(void) {
-  /* Names this tool: bare, path, among several, quoted with spaces, escaped. */
-  CHECK(hotswap_tools_lib_names_hotswap("libhsa-hotswap.so"));
-  CHECK(hotswap_tools_lib_names_hotswap("/opt/rocm/lib/libhsa-hotswap.so"));
-  CHECK(hotswap_tools_lib_names_hotswap("librocprofiler64.so libhsa-hotswap.so libother.so"));
-  CHECK(hotswap_tools_lib_names_hotswap("  libhsa-hotswap.so  "));
-  CHECK(hotswap_tools_lib_names_hotswap("\"/opt/my tools/libhsa-hotswap.so\" x.so"));
-  CHECK(hotswap_tools_lib_names_hotswap("/opt/my\\ tools/libhsa-hotswap.so"));
-  CHECK(hotswap_tools_lib_names_hotswap("a.so \"\" libhsa-hotswap.so"));
-  CHECK(hotswap_tools_lib_names_hotswap("lib\\hsa-hotswap.so"));
-  /* Does not: substrings, suffixes, prefixes, a directory of that name, empties. */
-  CHECK(!hotswap_tools_lib_names_hotswap(NULL));
+/* The wiring only: ROCr's parsing itself is tested in Rust, against a model of
+ * ROCr's parser (rust/hsa-hotswap/tests/tools_lib_rocr_model.rs). */
+static void test_tools_lib_names_hotswap(void) {
+  CHECK(hotswap_tools_lib_names_hotswap("libother.so /opt/rocm/lib/libhsa-hotswap.so"));
+  CHECK(!hotswap_tools_lib_names_hotswap("libother.so"));
   CHECK(!hotswap_tools_lib_names_hotswap(""));
-  CHECK(!hotswap_tools_lib_names_hotswap("   "));
-  CHECK(!hotswap_tools_lib_names_hotswap("libhsa-hotswap.so.bak"));
-  CHECK(!hotswap_tools_lib_names_hotswap("mylibhsa-hotswap.so"));
-  CHECK(!hotswap_tools_lib_names_hotswap("/x/libhsa-hotswap.so/"));
-  CHECK(!hotswap_tools_lib_names_hotswap("libhsa-hotswap.so/libtool.so"));
-  CHECK(!hotswap_tools_lib_names_hotswap("\"x libhsa-hotswap.so\""));
-  CHECK(!hotswap_tools_lib_names_hotswap("libhsa-hotswap"));
-  CHECK(!hotswap_tools_lib_names_hotswap("libhsa-hotswap.so\\ x"));
+  CHECK(!hotswap_tools_lib_names_hotswap(NULL));
+  /* A value that is not UTF-8 is parsed, not refused. */
+  CHECK(hotswap_tools_lib_names_hotswap("\xff libhsa-hotswap.so"));
+  /* ROCr never returns for a trailing backslash; this call does, with false. */
+  CHECK(!hotswap_tools_lib_names_hotswap("libhsa-hotswap.so \\"));
 }
 
 static void set_env(const char *name, const char *value) {
@@ -92,31 +82,36 @@ static void test_enabled(void) {
     set_env("HSA_HOTSWAP_DISABLE", truthy[i]);
     CHECK(!hotswap_enabled());
   }
+  /* HSA_HOTSWAP_TOOL_ENABLE keeps this tool on despite HSA_HOTSWAP_DISABLE. */
+  set_env("HSA_HOTSWAP_DISABLE", "1");
+  set_env("HSA_HOTSWAP_TOOL_ENABLE", "1");
+  CHECK(hotswap_enabled());
+  set_env("HSA_HOTSWAP_TOOL_ENABLE", "0");
+  CHECK(!hotswap_enabled());
+  set_env("HSA_HOTSWAP_TOOL_ENABLE", NULL);
   set_env("HSA_HOTSWAP_DISABLE", NULL);
   set_env("HSA_TOOLS_LIB", "libhsa-hotswap.so.bak");
   CHECK(!hotswap_enabled());
   set_env("HSA_TOOLS_LIB", NULL);
 }
 
+/* The wiring and the NULL cases; the ISA-name parser itself is tested in Rust
+ * (rust/hotswap-code-object/src/isa_name.rs). */
 static void test_isa_is_gfx(void) {
-  CHECK(hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx1250", "gfx1250"));
   CHECK(hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx1250:sramecc+", "gfx1250"));
-  CHECK(hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx1250:sramecc+:xnack-", "gfx1250"));
   CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx12500", "gfx1250"));
-  CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx125", "gfx1250"));
-  CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx942", "gfx1250"));
-  CHECK(hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx12-5-generic", "gfx12-5-generic"));
   CHECK(!hotswap_isa_is_gfx(NULL, "gfx1250"));
   CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx1250", NULL));
   CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--gfx1250", ""));
+  /* Bytes are compared exactly: two different invalid UTF-8 strings never
+   * match (a lossy conversion would turn both into U+FFFD). */
+  CHECK(!hotswap_isa_is_gfx("amdgcn-amd-amdhsa--\xfe", "\xff"));
+  CHECK(hotswap_isa_is_gfx("amdgcn-amd-amdhsa--\xfe", "\xfe"));
 }
 
 static void test_supported_pairs(void) {
   CHECK(hotswap_is_supported_pair("gfx1250", "gfx1250"));
   CHECK(!hotswap_is_supported_pair("gfx1250", "gfx942"));
-  CHECK(!hotswap_is_supported_pair("gfx1250", "gfx950"));
-  CHECK(!hotswap_is_supported_pair("gfx942", "gfx1250"));
-  CHECK(!hotswap_is_supported_pair("gfx1251", "gfx1251"));
   CHECK(!hotswap_is_supported_pair(NULL, "gfx1250"));
   CHECK(!hotswap_is_supported_pair("gfx1250", NULL));
 }
@@ -147,7 +142,7 @@ static void test_code_object_argument_checks(void) {
 int main(void) {
   test_version();
   test_status_strings();
-  test_tools_lib_parser();
+  test_tools_lib_names_hotswap();
   test_enabled();
   test_isa_is_gfx();
   test_supported_pairs();

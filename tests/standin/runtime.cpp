@@ -23,6 +23,9 @@ namespace {
 
 const std::vector<Agent> kAllAgents = {
     {"gfx1250-A0", true, "amdgcn-amd-amdhsa--gfx1250", 0, 0x5100},
+    // A0 as ROCr reports it with HSA_DISABLE_GFX12_STRICT=0 (rocm-systems #10978,
+    // #11317): first ISA gfx1250-strict, ASIC revision still 0.
+    {"gfx1250-strict-A0", true, "amdgcn-amd-amdhsa--gfx1250-strict", 0, 0x5180},
     {"gfx1250-B0", true, "amdgcn-amd-amdhsa--gfx1250", 1, 0x5200},
     {"gfx1250-rev?", true, "amdgcn-amd-amdhsa--gfx1250", -1, 0x5300},
     {"gfx1251", true, "amdgcn-amd-amdhsa--gfx1251", 0, 0x5400},
@@ -256,7 +259,25 @@ void fill_core(CoreApiTable &core) {
   core.hsa_executable_load_agent_code_object_fn = load_agent_code_object;
 }
 
+// ROCr's own hotswap tool (Runtime::LoadHotswapTool, rocm-systems #9856): on a
+// machine with an A0 GPU, ROCr installs libhsa_hotswap_rocjitsu.so before any
+// HSA_TOOLS_LIB tool and keeps it with the tools (reverse-order OnUnload).
+// STANDIN_ROCR_HOOK names the library that plays it here.
+void load_rocr_hook() {
+  const char *path = std::getenv("STANDIN_ROCR_HOOK");
+  if (path == nullptr || *path == '\0') return;
+  void *handle = dlopen(path, RTLD_LAZY);
+  auto on_load = handle ? reinterpret_cast<OnLoadFn>(dlsym(handle, "OnLoad")) : nullptr;
+  HsaApiTable *root = runtime().root();
+  if (on_load == nullptr || !on_load(root, root->version.major_id, 0, nullptr)) {
+    std::fprintf(stderr, "rocjitsu hotswap tool \"%s\" failed to install.\n", path);
+    std::exit(2);
+  }
+  g_tools.push_back(Tool{path, handle, reinterpret_cast<OnUnloadFn>(dlsym(handle, "OnUnload"))});
+}
+
 void load_tools() {
+  load_rocr_hook();
   const char *list = std::getenv("HSA_TOOLS_LIB");
   if (list == nullptr) return;
   for (const std::string &name : parse_tool_names(list)) {

@@ -25,6 +25,9 @@ pub struct AgentInfo {
     pub gfx: String,
     /// `HSA_AMD_AGENT_INFO_ASIC_REVISION`, `None` when the query failed.
     pub revision: Option<u32>,
+    /// Some code object could be rewritten for this agent
+    /// ([`crate::policy::has_candidate`] with the session's opt-in), decided once.
+    pub candidate: bool,
 }
 
 impl AgentInfo {
@@ -37,16 +40,16 @@ impl AgentInfo {
     }
 
     /// `rev 0 (A0)`, `rev 1`… for a known revision, `rev unknown` otherwise
-    /// (for log lines; stepping letters are named for gfx1250 only).
+    /// (for log lines; the A0 stepping is named for gfx1250 agents only).
     pub fn stepping(&self) -> String {
         match self.revision {
-            Some(0) if self.target().gfx == "gfx1250" => "rev 0 (A0)".to_owned(),
+            Some(0) if crate::policy::gate_allows(self.target()) => "rev 0 (A0)".to_owned(),
             Some(r) => format!("rev {r}"),
             None => "rev unknown".to_owned(),
         }
     }
 
-    fn query(queries: &Originals, agent: hsa_agent_t) -> AgentInfo {
+    fn query(queries: &Originals, agent: hsa_agent_t, opt_in: bool) -> AgentInfo {
         let is_gpu =
             queries.agent_info_u32(agent, HSA_AGENT_INFO_DEVICE) == Ok(HSA_DEVICE_TYPE_GPU);
         let isa_name = if is_gpu {
@@ -61,13 +64,15 @@ impl AgentInfo {
         } else {
             None
         };
-        let info = AgentInfo {
+        let mut info = AgentInfo {
             handle: agent.handle,
             is_gpu,
             gfx: hotswap_code_object::isa_name::processor_of(&isa_name).to_owned(),
             isa_name,
             revision,
+            candidate: false,
         };
+        info.candidate = crate::policy::has_candidate(info.target(), opt_in);
         log::debug!(
             "agent {:#x}: {}, first ISA {}, {}",
             info.handle,
@@ -88,9 +93,20 @@ impl AgentInfo {
 pub struct Agents {
     by_handle: Mutex<HashMap<u64, Arc<AgentInfo>>>,
     all: OnceLock<Vec<Arc<AgentInfo>>>,
+    /// `AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES` of the session (decides
+    /// [`AgentInfo::candidate`]).
+    opt_in: bool,
 }
 
 impl Agents {
+    /// An empty cache for a session with this opt-in.
+    pub fn new(opt_in: bool) -> Agents {
+        Agents {
+            opt_in,
+            ..Agents::default()
+        }
+    }
+
     /// The agent behind `agent`, queried on first use (no lock held while querying).
     pub fn get(&self, queries: &Originals, agent: hsa_agent_t) -> Arc<AgentInfo> {
         // Lock-free for every agent the runtime listed (the usual case).
@@ -104,7 +120,7 @@ impl Agents {
         if let Some(info) = self.lock().get(&agent.handle) {
             return Arc::clone(info);
         }
-        let info = Arc::new(AgentInfo::query(queries, agent));
+        let info = Arc::new(AgentInfo::query(queries, agent, self.opt_in));
         Arc::clone(self.lock().entry(agent.handle).or_insert(info))
     }
 
@@ -154,6 +170,7 @@ mod tests {
             isa_name: "amdgcn-amd-amdhsa--gfx1250".into(),
             gfx: "gfx1250".into(),
             revision: Some(0),
+            candidate: true,
         };
         assert_eq!(a.stepping(), "rev 0 (A0)");
         assert_eq!(

@@ -13,9 +13,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// `hotswap:` line instead of printing Rust's default text on stderr.
 pub fn ffi_boundary<T>(what: &'static str, fallback: T, body: impl FnOnce() -> T) -> T {
     crate::logging::ensure_panic_hook();
-    let guard = crate::logging::enter_boundary();
-    let result = catch_unwind(AssertUnwindSafe(body));
-    drop(guard);
+    let result = crate::logging::in_boundary(|| catch_unwind(AssertUnwindSafe(body)));
     match result {
         Ok(value) => value,
         Err(_) => {

@@ -7,14 +7,19 @@
 //! Booleans follow one rule: unset, empty, `0`, `off`, `false`, `no`, `n` and
 //! `f` (any case, surrounding whitespace ignored) are false; anything else is
 //! true. A value that is not UTF-8 is read lossily (it is then "true" unless it
-//! spells one of the false words).
+//! spells one of the false words); `HSA_TOOLS_LIB` is kept as bytes.
 
 use std::sync::OnceLock;
 
 /// `HSA_TOOLS_LIB`: ROCr's list of tool libraries.
 pub const HSA_TOOLS_LIB: &str = "HSA_TOOLS_LIB";
-/// `HSA_HOTSWAP_DISABLE`: true turns the tool into a no-op.
+/// `HSA_HOTSWAP_DISABLE`: true turns the tool into a no-op (upstream's switch;
+/// ROCr reads it too, for its own hotswap hook).
 pub const HSA_HOTSWAP_DISABLE: &str = "HSA_HOTSWAP_DISABLE";
+/// `HSA_HOTSWAP_TOOL_ENABLE`: true keeps this tool on even when
+/// `HSA_HOTSWAP_DISABLE` is true, so that a user can switch ROCr's own hook off
+/// and use this tool instead.
+pub const HSA_HOTSWAP_TOOL_ENABLE: &str = "HSA_HOTSWAP_TOOL_ENABLE";
 /// Upstream's opt-in for gfx12.5 agents with gfx12.5 code objects.
 pub const AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES: &str = "AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES";
 /// Log output selection: `stderr` (default) or `syslog`.
@@ -29,10 +34,13 @@ pub const HSA_HOTSWAP_REWRITER: &str = "HSA_HOTSWAP_REWRITER";
 /// One snapshot of the tool's environment variables.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Config {
-    /// `HSA_TOOLS_LIB`, raw.
-    pub tools_lib: Option<String>,
+    /// `HSA_TOOLS_LIB`, its bytes as ROCr's `getenv` sees them (not converted
+    /// to UTF-8: the tool-list parser must give ROCr's answer for any bytes).
+    pub tools_lib: Option<Vec<u8>>,
     /// `HSA_HOTSWAP_DISABLE`.
     pub disable: bool,
+    /// `HSA_HOTSWAP_TOOL_ENABLE`.
+    pub tool_enable: bool,
     /// `AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES`.
     pub entry_trampolines: bool,
     /// `HSA_HOTSWAP_LOG`, raw (validated by the logger).
@@ -46,6 +54,12 @@ pub struct Config {
 }
 
 impl Config {
+    /// True when this tool is switched off: `HSA_HOTSWAP_DISABLE` without
+    /// `HSA_HOTSWAP_TOOL_ENABLE`.
+    pub fn tool_disabled(&self) -> bool {
+        self.disable && !self.tool_enable
+    }
+
     /// Reads every variable from the process environment now.
     pub fn from_env() -> Config {
         Config::from_lookup(|name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
@@ -55,8 +69,9 @@ impl Config {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Config {
         let flag = |name| is_true(lookup(name).as_deref());
         Config {
-            tools_lib: lookup(HSA_TOOLS_LIB),
+            tools_lib: lookup(HSA_TOOLS_LIB).map(String::into_bytes),
             disable: flag(HSA_HOTSWAP_DISABLE),
+            tool_enable: flag(HSA_HOTSWAP_TOOL_ENABLE),
             entry_trampolines: flag(AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES),
             log: lookup(HSA_HOTSWAP_LOG),
             log_level: lookup(HSA_HOTSWAP_LOG_LEVEL),
@@ -107,6 +122,7 @@ mod tests {
         let env = [
             (HSA_TOOLS_LIB, "libhsa-hotswap.so"),
             (HSA_HOTSWAP_DISABLE, "no"),
+            (HSA_HOTSWAP_TOOL_ENABLE, "1"),
             (AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES, "1"),
             (HSA_HOTSWAP_LOG, "syslog"),
             (HSA_HOTSWAP_LOG_LEVEL, "debug"),
@@ -119,11 +135,36 @@ mod tests {
                 .map(|(_, v)| v.to_string())
         };
         let config = Config::from_lookup(lookup);
-        assert_eq!(config.tools_lib.as_deref(), Some("libhsa-hotswap.so"));
+        assert_eq!(config.tools_lib.as_deref(), Some(&b"libhsa-hotswap.so"[..]));
         assert!(!config.disable && config.entry_trampolines && config.verbose);
+        assert!(config.tool_enable && !config.tool_disabled());
         assert_eq!(config.log.as_deref(), Some("syslog"));
         assert_eq!(config.log_level.as_deref(), Some("debug"));
         assert_eq!(config.rewriter, None, "empty is unset");
         assert_eq!(Config::from_lookup(|_| None), Config::default());
+    }
+
+    #[test]
+    fn tool_enable_overrides_disable_for_this_tool_only() {
+        let with = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect();
+            Config::from_lookup(move |name| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| v.clone())
+            })
+        };
+        assert!(!with(&[]).tool_disabled());
+        assert!(with(&[(HSA_HOTSWAP_DISABLE, "1")]).tool_disabled());
+        assert!(
+            !with(&[(HSA_HOTSWAP_DISABLE, "1"), (HSA_HOTSWAP_TOOL_ENABLE, "1")]).tool_disabled()
+        );
+        assert!(
+            with(&[(HSA_HOTSWAP_DISABLE, "1"), (HSA_HOTSWAP_TOOL_ENABLE, "0")]).tool_disabled()
+        );
     }
 }

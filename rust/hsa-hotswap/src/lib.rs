@@ -12,8 +12,14 @@
 //!   per process for the C API).
 //! - [`tools_lib`]: the `HSA_TOOLS_LIB` parser (ROCr's syntax).
 //! - [`code_object`]: the `hotswap-code-object` crate (ELF, ISA identification,
-//!   ISA names, metadata; no FFI) plus what needs C: COMGR's answer for an
-//!   unknown processor and the rewriter client.
+//!   ISA names, metadata; no FFI) plus COMGR's answer for an unknown processor.
+//! - [`dl`]: `dlopen`/`dlsym`, and what is loaded in the process.
+//! - [`fault`]: test-only fault injection at the decision points (empty in a
+//!   normal build).
+//! - [`comgr`]: COMGR's data-object ABI (the ISA fallback, the COMGR-ABI backend).
+//! - [`rewriter`]: the rewriter backends behind one interface, chosen once per
+//!   process.
+//! - [`coexist`]: recognising ROCr's own hotswap hook (never two tools).
 //! - [`tool`]: ROCr's tool ABI, `OnLoad`/`OnUnload` (thin shells).
 //! - [`hsa`]: the API-table layout, the patched slots' owner, and typed calls
 //!   through saved table functions.
@@ -24,6 +30,8 @@
 //! - [`readers`]: the bytes behind each code-object reader.
 //! - [`retained`]: buffers kept for the life of the process; the rewrite cache.
 //! - [`stats`]: process-wide counters (a leaf module).
+//! - `testing` (tests and the `testing` feature only): a fake ROCr runtime
+//!   and rewriter backend that drive the tool through a real table.
 //! - [`logging`]: the `log` backend (stderr or syslog, `hotswap:` prefix).
 //!
 //! `unsafe` is denied here and allowed only in the modules that touch C.
@@ -33,16 +41,23 @@ pub mod agents;
 pub mod boundary;
 pub mod capi;
 pub mod code_object;
+pub mod coexist;
+pub mod comgr;
 pub mod config;
+pub mod dl;
+pub mod fault;
 pub mod hooks;
 pub mod hsa;
 pub mod logging;
 pub mod policy;
 pub mod readers;
 pub mod retained;
+pub mod rewriter;
 pub mod session;
 pub mod stats;
 pub mod status;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod tool;
 pub mod tools_lib;
 pub mod version;

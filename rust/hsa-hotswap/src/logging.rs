@@ -126,21 +126,16 @@ thread_local! {
     static IN_BOUNDARY: Cell<u32> = const { Cell::new(0) };
 }
 
-/// Marks the current thread as running inside the tool's panic boundary for
-/// the life of the returned guard.
-pub(crate) fn enter_boundary() -> BoundaryGuard {
-    IN_BOUNDARY.with(|d| d.set(d.get().saturating_add(1)));
-    BoundaryGuard(())
-}
-
-/// See [`enter_boundary`].
-#[derive(Debug)]
-pub(crate) struct BoundaryGuard(());
-
-impl Drop for BoundaryGuard {
-    fn drop(&mut self) {
-        IN_BOUNDARY.with(|d| d.set(d.get().saturating_sub(1)));
-    }
+/// Runs `f` marked as inside the tool's panic boundary on this thread (one
+/// thread-local access). `f` must not unwind: the boundary passes a
+/// `catch_unwind`.
+pub(crate) fn in_boundary<T>(f: impl FnOnce() -> T) -> T {
+    IN_BOUNDARY.with(|depth| {
+        depth.set(depth.get().saturating_add(1));
+        let result = f();
+        depth.set(depth.get().saturating_sub(1));
+        result
+    })
 }
 
 thread_local! {

@@ -1,23 +1,40 @@
 //! Which code objects are rewritten for which agents: upstream's gate and decision
 //! table (`hotswap_loader_policy`, reference §4.2–§4.3), pure and total.
 //!
-//! - Baseline: an agent that is exactly `gfx1250` with a *known* ASIC revision 0
-//!   (A0) and a `gfx1250` code object → `source:gfx1250-b0-specific+` →
-//!   `target:gfx1250-b0-specific-`.
+//! - Baseline: an A0 agent — its first ISA's processor is `gfx1250` or
+//!   `gfx1250-strict` (how ROCr reports A0 when `HSA_DISABLE_GFX12_STRICT=0`)
+//!   and its ASIC revision is *known* and 0 — and a `gfx1250` code object →
+//!   `source:gfx1250-b0-specific+` → `…--gfx1250:gfx1250-b0-specific-`
+//!   ([`A0_TARGET_ISA`], the same pair for both kinds of A0 agent).
+//! - A `gfx1250-strict` code object is never rewritten: it already is A0 code.
 //! - Opt-in (`AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES` true, read once by `OnLoad`): any
 //!   gfx12.5 agent with a gfx12.5 code object → `source` → `source` (no processor
 //!   retargeting; a `gfx1250` source gets the B0 feature on both sides).
 //! - Everything else: no rewrite, the original is loaded.
 
-/// COMGR's hotswap-local pseudo-feature for code built for B0.
-pub const B0_FEATURE: &str = ":gfx1250-b0-specific+";
-/// COMGR's hotswap-local pseudo-feature for the A0 stepping.
-pub const A0_FEATURE: &str = ":gfx1250-b0-specific-";
+pub use crate::rewriter::{A0_FEATURE, B0_FEATURE};
 
 use hotswap_code_object::isa_name::processor_of as gfx_target;
 
 const GFX1250: &str = "gfx1250";
+const GFX1250_STRICT: &str = "gfx1250-strict";
 const GFX12_5_GENERIC: &str = "gfx12-5-generic";
+
+/// The target ISA sent to every rewriter backend for an A0 agent, whether ROCr
+/// reports it as `gfx1250` or as `gfx1250-strict`.
+///
+/// The one assumption about strict agents, kept here: the rewriters know A0 as
+/// gfx1250 with the A0 pseudo-feature (COMGR ABI) or as their fixed B0→A0
+/// profile (rocjitsu: "A0 and B0 code objects share one machine identity", no
+/// MACH retag), so the rewritten object stays a gfx1250 object (MACH 0x49). ROCr
+/// loads it on a `gfx1250-strict` agent because its loader's compatibility check
+/// for a non-generic code object compares the ISA version only (major, minor,
+/// stepping), and gfx1250 and gfx1250-strict are both 12.5.0
+/// (`Isa::IsCompatible`, rocm-systems `isa.cpp`; reference current-rocm.md §2.4,
+/// which notes that no `isa.cpp` after the strict registry entry was readable).
+/// If a later ROCr compared names, the load of the rewritten object would fail
+/// and the tool would load the original, as after any failed load.
+pub const A0_TARGET_ISA: &str = "amdgcn-amd-amdhsa--gfx1250";
 
 /// What the gate needs to know about an agent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,12 +54,20 @@ pub struct Decision {
     pub target: String,
 }
 
-/// The baseline gate: exactly `gfx1250`, revision known and 0.
-pub fn gate_allows(agent: AgentTarget<'_>) -> bool {
-    agent.gfx == GFX1250 && agent.revision == Some(0)
+/// True for the processors of a gfx1250 agent: `gfx1250`, and `gfx1250-strict`
+/// (how ROCr reports an A0 gfx1250 with strict reporting on).
+fn is_gfx1250_agent(gfx: &str) -> bool {
+    gfx == GFX1250 || gfx == GFX1250_STRICT
 }
 
-/// `gfx12-5-generic`, or `gfx125` followed by one or more digits only.
+/// The baseline gate: a gfx1250 agent (`gfx1250` or `gfx1250-strict`) with a
+/// known ASIC revision 0: the A0 stepping.
+pub fn gate_allows(agent: AgentTarget<'_>) -> bool {
+    is_gfx1250_agent(agent.gfx) && agent.revision == Some(0)
+}
+
+/// `gfx12-5-generic`, or `gfx125` followed by one or more digits only (a code
+/// object's processor: `gfx1250-strict` code is not rewritten).
 pub fn is_gfx12_5(gfx: &str) -> bool {
     gfx == GFX12_5_GENERIC
         || gfx
@@ -52,7 +77,7 @@ pub fn is_gfx12_5(gfx: &str) -> bool {
 
 /// True when some code object could be rewritten for this agent.
 pub fn has_candidate(agent: AgentTarget<'_>, opt_in: bool) -> bool {
-    gate_allows(agent) || (opt_in && is_gfx12_5(agent.gfx))
+    gate_allows(agent) || (opt_in && (is_gfx12_5(agent.gfx) || is_gfx1250_agent(agent.gfx)))
 }
 
 /// True when [`decide`] can give a pair for a code object of processor
@@ -83,13 +108,19 @@ pub fn decide(
         return None;
     }
     let source_gfx = gfx_target(source_isa);
-    if gate_allows(agent) && source_gfx == GFX1250 && gfx_target(target_isa) == GFX1250 {
+    if gate_allows(agent) && source_gfx == GFX1250 && is_gfx1250_agent(gfx_target(target_isa)) {
+        let target = if gfx_target(target_isa) == GFX1250 {
+            target_isa
+        } else {
+            A0_TARGET_ISA
+        };
         return Some(Decision {
             source: with_stepping(source_isa, B0_FEATURE),
-            target: with_stepping(target_isa, A0_FEATURE),
+            target: with_stepping(target, A0_FEATURE),
         });
     }
-    if !opt_in || !is_gfx12_5(agent.gfx) || !is_gfx12_5(source_gfx) {
+    let agent_is_gfx12_5 = is_gfx12_5(agent.gfx) || is_gfx1250_agent(agent.gfx);
+    if !opt_in || !agent_is_gfx12_5 || !is_gfx12_5(source_gfx) {
         return None;
     }
     let source = with_stepping(source_isa, B0_FEATURE);
@@ -119,9 +150,15 @@ mod tests {
         })
     }
 
+    const STRICT: &str = "amdgcn-amd-amdhsa--gfx1250-strict";
+
     #[test]
     fn gate_is_exact() {
         assert!(gate_allows(agent("gfx1250", Some(0))));
+        assert!(gate_allows(agent("gfx1250-strict", Some(0))));
+        assert!(!gate_allows(agent("gfx1250-strict", Some(1))));
+        assert!(!gate_allows(agent("gfx1250-strict", None)));
+        assert!(!gate_allows(agent("gfx1250-strictx", Some(0))));
         assert!(!gate_allows(agent("gfx1250", Some(1))));
         assert!(
             !gate_allows(agent("gfx1250", None)),
@@ -211,10 +248,48 @@ mod tests {
         assert_eq!(decide(agent("gfx1250", Some(0)), ISA1250, "", true), None);
     }
 
+    /// A0 reported as gfx1250-strict gets the same pair as A0 reported as
+    /// gfx1250; strict code is never rewritten.
+    #[test]
+    fn strict_agents_and_strict_code() {
+        let b0 = format!("{ISA1250}{B0_FEATURE}");
+        let a0 = format!("{ISA1250}{A0_FEATURE}");
+        for opt in [false, true] {
+            assert_eq!(
+                decide(agent("gfx1250-strict", Some(0)), ISA1250, STRICT, opt),
+                pair(&b0, &a0)
+            );
+            assert!(has_candidate(agent("gfx1250-strict", Some(0)), opt));
+            for target in [STRICT, ISA1250] {
+                for rev in [Some(0), Some(1), None] {
+                    for gfx in ["gfx1250-strict", "gfx1250"] {
+                        assert_eq!(decide(agent(gfx, rev), STRICT, target, opt), None);
+                    }
+                }
+            }
+            assert!(!source_may_be_rewritten("gfx1250-strict", opt));
+        }
+        assert_eq!(
+            decide(agent("gfx1250-strict", Some(0)), ISA1250, STRICT, false)
+                .unwrap()
+                .target,
+            format!("{A0_TARGET_ISA}{A0_FEATURE}")
+        );
+        // Opt-in on a strict agent that is not A0 (ROCr reports strict on A0
+        // only, but the revision query may fail): gfx1250 code, same target.
+        assert_eq!(
+            decide(agent("gfx1250-strict", None), ISA1250, STRICT, true),
+            pair(&b0, &b0)
+        );
+        assert!(!has_candidate(agent("gfx1250-strict", None), false));
+    }
+
     /// `source_may_be_rewritten` never rules out a pair `decide` would give.
     #[test]
     fn source_precheck_agrees_with_decide() {
         let agents = [
+            ("gfx1250-strict", Some(0)),
+            ("gfx1250-strict", None),
             ("gfx1250", Some(0)),
             ("gfx1250", Some(1)),
             ("gfx1250", None),
@@ -224,6 +299,7 @@ mod tests {
             ("", None),
         ];
         let isas = [
+            STRICT,
             ISA1250,
             ISA1251,
             GENERIC,

@@ -11,8 +11,8 @@
 //!   loaded from it ([`crate::retained::pin`]). Only a file whose 64-byte
 //!   header (read first, also with `pread`) names a processor that could be
 //!   rewritten in this process is read whole.
-//! - Each recorded reader remembers the outcome of its rewrites per ISA pair, so
-//!   a repeated load of a reader already rewritten reads none of its bytes.
+//! - Each recorded reader remembers what its load on each agent came to, so a
+//!   repeated load of a reader already decided reads none of its bytes.
 //! - Nothing is recorded when no rewrite is possible in this process.
 #![allow(unsafe_code)] // views the application's memory and reads its file descriptor
 
@@ -25,10 +25,7 @@ use crate::policy::Decision;
 use crate::retained::Outcome;
 use crate::stats::{Stats, STATS};
 
-/// A file's bytes read by the tool, shared between the reader registry and the
-/// pinned buffers. An `Arc` around the boxed buffer (not `Arc<[u8]>`, whose
-/// construction from a `Vec` copies every byte once more).
-pub type FileBytes = Arc<Box<[u8]>>;
+pub use crate::retained::FileBytes;
 
 /// The bytes behind one reader.
 #[derive(Clone, Debug)]
@@ -118,13 +115,27 @@ impl std::hash::Hasher for HandleHasher {
 
 type HandleMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<HandleHasher>>;
 
-/// One recorded reader: its bytes and the rewrites already decided for it.
+/// One recorded reader: its bytes and what its loads came to, per agent.
 #[derive(Debug)]
 struct Recorded {
     bytes: ReaderBytes,
-    /// (ISA pair, outcome) of each rewrite done for this reader (one per target
-    /// ISA; a handful at most).
-    outcomes: Vec<(Decision, Outcome)>,
+    /// (agent handle, outcome) of each load decided for this reader: the
+    /// decision depends only on the agent and the bytes, both fixed, so a
+    /// repeated load reads none of the bytes (one entry per agent; a handful).
+    by_agent: Vec<(u64, Outcome)>,
+    /// (ISA pair, outcome) of each rewrite of this reader: another agent
+    /// with the same pair (one object on several A0 GPUs) reads none of the
+    /// bytes either.
+    by_pair: Vec<(Decision, Outcome)>,
+}
+
+/// What [`Readers::lookup`] knows about a reader for one agent.
+#[derive(Debug)]
+pub struct Lookup {
+    /// The bytes behind the reader.
+    pub bytes: ReaderBytes,
+    /// The outcome decided before for this agent, if any.
+    pub known: Option<Outcome>,
 }
 
 /// Reader handle → bytes. One short lock per create, destroy or load; never held
@@ -148,7 +159,8 @@ impl Readers {
         }
         let recorded = Recorded {
             bytes,
-            outcomes: Vec::new(),
+            by_agent: Vec::new(),
+            by_pair: Vec::new(),
         };
         match map.insert(reader.handle, recorded) {
             Some(old) if old.bytes.is_file() => {
@@ -163,7 +175,7 @@ impl Readers {
 
     /// True when some reader may be recorded. The application creates a reader
     /// before it loads or destroys it, so a recorded reader is always seen.
-    fn any(&self) -> bool {
+    pub fn any(&self) -> bool {
         self.entries.load(Ordering::Acquire) != 0
     }
 
@@ -194,32 +206,57 @@ impl Readers {
         self.lock().get(&reader.handle).map(|r| r.bytes.clone())
     }
 
-    /// The outcome already decided for `reader` and `decision`, if any.
-    pub fn outcome(
+    /// The entry for `reader` and what was decided before for `agent`, in one
+    /// lock.
+    pub fn lookup(&self, reader: hsa_code_object_reader_t, agent: u64) -> Option<Lookup> {
+        if !self.any() {
+            return None;
+        }
+        let map = self.lock();
+        let recorded = map.get(&reader.handle)?;
+        Some(Lookup {
+            bytes: recorded.bytes.clone(),
+            known: recorded
+                .by_agent
+                .iter()
+                .find(|(a, _)| *a == agent)
+                .map(|(_, o)| *o),
+        })
+    }
+
+    /// The outcome of rewriting `reader` with `pair` before (for another agent).
+    pub fn pair_outcome(
         &self,
         reader: hsa_code_object_reader_t,
-        decision: &Decision,
+        pair: &Decision,
     ) -> Option<Outcome> {
         let map = self.lock();
         let recorded = map.get(&reader.handle)?;
         recorded
-            .outcomes
+            .by_pair
             .iter()
-            .find(|(d, _)| d == decision)
+            .find(|(d, _)| d == pair)
             .map(|(_, o)| *o)
     }
 
-    /// Remembers the outcome of rewriting `reader` with `decision`.
+    /// Remembers what loading `reader` on `agent` came to, and with which ISA
+    /// pair when one was chosen.
     pub fn set_outcome(
         &self,
         reader: hsa_code_object_reader_t,
-        decision: &Decision,
+        agent: u64,
+        pair: Option<&Decision>,
         outcome: Outcome,
     ) {
         let mut map = self.lock();
         if let Some(recorded) = map.get_mut(&reader.handle) {
-            if !recorded.outcomes.iter().any(|(d, _)| d == decision) {
-                recorded.outcomes.push((decision.clone(), outcome));
+            if !recorded.by_agent.iter().any(|(a, _)| *a == agent) {
+                recorded.by_agent.push((agent, outcome));
+            }
+            if let Some(pair) = pair {
+                if !recorded.by_pair.iter().any(|(d, _)| d == pair) {
+                    recorded.by_pair.push((pair.clone(), outcome));
+                }
             }
         }
     }
@@ -267,14 +304,12 @@ impl std::fmt::Display for FileReadError {
 /// could be rewritten.
 const ELF_HEADER_SIZE: usize = 64;
 
-/// The start of a file: its first bytes (up to the 64-byte ELF header) and its
-/// size, for identifying the code object without reading it.
+/// The start of a file: its first bytes (up to the 64-byte ELF header), for
+/// identifying the code object without reading it.
 #[derive(Debug)]
 pub struct FileHeader {
     /// The first `min(64, size)` bytes.
     pub prefix: Vec<u8>,
-    /// The file's size from `fstat`.
-    pub size: u64,
 }
 
 /// `fstat` of `fd`: its size when it is a non-empty regular file.
@@ -291,10 +326,11 @@ fn regular_file_size(fd: i32) -> Result<u64, FileReadError> {
     u64::try_from(st.st_size).map_err(|_| FileReadError::NotARegularFile)
 }
 
-/// Reads the size and the first 64 bytes of the file behind `fd` (`fstat`,
-/// then `pread`: the descriptor's offset never moves).
+/// Reads the first 64 bytes of the file behind `fd` with `pread` (one system
+/// call; the descriptor's offset never moves). The file's size is not needed
+/// to decide: only a file that could be rewritten is read whole, and then
+/// checked whole.
 pub fn read_header(fd: i32) -> Result<FileHeader, FileReadError> {
-    let size = regular_file_size(fd)?;
     let mut prefix = vec![0u8; ELF_HEADER_SIZE];
     let mut done = 0usize;
     while done < prefix.len() {
@@ -307,7 +343,7 @@ pub fn read_header(fd: i32) -> Result<FileHeader, FileReadError> {
         done += n;
     }
     prefix.truncate(done);
-    Ok(FileHeader { prefix, size })
+    Ok(FileHeader { prefix })
 }
 
 /// One `pread` of at most `len` bytes at `offset` into `buffer`, retried on
@@ -368,6 +404,7 @@ mod tests {
 
     #[test]
     fn pread_keeps_the_offset() {
+        let _counters = crate::testing::exclusive();
         let path = std::env::temp_dir().join(format!("hotswap-readers-{}", std::process::id()));
         let mut file = std::fs::File::create(&path).unwrap();
         file.write_all(b"0123456789").unwrap();
@@ -383,6 +420,7 @@ mod tests {
 
     #[test]
     fn registry_round_trip() {
+        let _counters = crate::testing::exclusive();
         let readers = Readers::default();
         let r = hsa_code_object_reader_t { handle: 7 };
         let data = [1u8, 2, 3];

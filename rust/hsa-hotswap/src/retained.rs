@@ -21,9 +21,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 
-use crate::code_object::rewriter::{RetargetError, Retargeted};
 use crate::policy::Decision;
-use crate::readers::FileBytes;
+use crate::rewriter::{RetargetError, Retargeted};
 use crate::stats::{Stats, STATS};
 
 /// What a rewrite gave, as cached.
@@ -33,6 +32,11 @@ pub enum Outcome {
     Changed(&'static [u8]),
     /// The rewriter returned the input unchanged: load the original.
     Unchanged,
+    /// The rewriter declined this object for what it contains
+    /// ([`RetargetError::Refused`]) or this pair ([`RetargetError::Unsupported`]):
+    /// asking again gives the same answer, so it is not asked again. Load the
+    /// original.
+    Declined,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -59,7 +63,21 @@ static CACHE: Cache = Cache {
     map: Mutex::new(None),
     done: Condvar::new(),
 };
+/// A file's bytes read by the tool, shared between the reader registry and the
+/// pinned buffers. An `Arc` around the boxed buffer (not `Arc<[u8]>`, whose
+/// construction from a `Vec` copies every byte once more).
+pub type FileBytes = Arc<Box<[u8]>>;
+
 static PINNED: Mutex<Vec<FileBytes>> = Mutex::new(Vec::new());
+
+/// Forgets every cached rewrite (the buffers stay alive: ROCr may still read
+/// them). For tests that swap rewriters in one process.
+#[cfg(any(test, feature = "testing"))]
+pub fn forget_cache() {
+    if let Some(map) = CACHE.map.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        map.clear();
+    }
+}
 
 /// Keeps `bytes` alive for the rest of the process (ROCr loaded from them).
 pub fn pin(bytes: &FileBytes) {
@@ -102,7 +120,9 @@ impl Drop for Claim<'_> {
 
 /// The cached outcome of rewriting `code_object` with `decision`, calling
 /// `rewrite` only the first time. Returns the outcome and whether it came from
-/// the cache. Failures are not cached (a later load retries). The cache lock is
+/// the cache. A refusal (`Refused`, `Unsupported`) is returned as the error the
+/// first time and cached as [`Outcome::Declined`]; other failures are not
+/// cached (a later load retries: they may be environmental). The cache lock is
 /// never held while `rewrite` runs; a concurrent request for the same key waits
 /// (on a condition variable) for the rewrite in progress.
 pub fn rewrite_once(
@@ -130,7 +150,15 @@ pub fn rewrite_once(
         completed: false,
     };
     Stats::add(&STATS.rewriter_calls, 1);
-    let outcome = match rewrite()? {
+    let result = rewrite();
+    if let Err(declined @ (RetargetError::Refused(_) | RetargetError::Unsupported)) = &result {
+        let mut map = CACHE.map.lock().unwrap_or_else(|e| e.into_inner());
+        map.get_or_insert_with(HashMap::new)
+            .insert(key.clone(), Entry::Done(Outcome::Declined));
+        claim.completed = true;
+        return Err(declined.clone());
+    }
+    let outcome = match result? {
         Retargeted::Unchanged => Outcome::Unchanged,
         Retargeted::Changed(rewritten) => {
             let (ptr, len) = rewritten.into_raw();
@@ -161,6 +189,7 @@ mod tests {
 
     #[test]
     fn failures_are_not_cached_unchanged_is() {
+        let _counters = crate::testing::exclusive();
         let d = Decision {
             source: "test-src-unique".into(),
             target: "test-tgt".into(),
@@ -174,7 +203,25 @@ mod tests {
     }
 
     #[test]
+    fn refusals_are_cached_as_declined() {
+        let _counters = crate::testing::exclusive();
+        let d = Decision {
+            source: "test-src-refused".into(),
+            target: "test-tgt".into(),
+        };
+        let bytes = b"refused code object";
+        let refused = RetargetError::Refused("growth".into());
+        assert_eq!(
+            rewrite_once(bytes, &d, || Err(refused.clone())).unwrap_err(),
+            refused
+        );
+        let (o, cached) = rewrite_once(bytes, &d, || panic!("must not be called")).unwrap();
+        assert!(matches!(o, Outcome::Declined) && cached);
+    }
+
+    #[test]
     fn a_panicking_rewrite_releases_its_claim() {
+        let _counters = crate::testing::exclusive();
         let d = Decision {
             source: "test-src-panic".into(),
             target: "test-tgt".into(),
@@ -188,6 +235,7 @@ mod tests {
 
     #[test]
     fn concurrent_requests_rewrite_once() {
+        let _counters = crate::testing::exclusive();
         let d = Decision {
             source: "test-src-threads".into(),
             target: "test-tgt".into(),

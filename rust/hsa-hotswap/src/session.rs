@@ -25,9 +25,10 @@ use std::sync::{Arc, OnceLock};
 
 use crate::agents::{AgentInfo, Agents};
 use crate::boundary::ffi_boundary;
-use crate::code_object::{self, rewriter};
+use crate::code_object;
+use crate::coexist;
 use crate::config::Config;
-use crate::hooks;
+use crate::fault;
 use crate::hsa::api::{
     self, fn_from_slot, hsa_agent_t, hsa_code_object_reader_t, hsa_executable_t, hsa_file_t,
     hsa_loaded_code_object_t, hsa_status_t, CreateFromFileFn, CreateFromMemoryFn,
@@ -38,6 +39,7 @@ use crate::hsa::table::{CoreTable, Slot, TableError, READER_CREATE_FROM_MEMORY, 
 use crate::policy;
 use crate::readers::{self, FileBytes, ReaderBytes, Readers};
 use crate::retained::{self, Outcome};
+use crate::rewriter::{self, RetargetError};
 use crate::stats::STATS;
 
 /// State of one `OnLoad`.
@@ -67,16 +69,48 @@ pub fn current() -> Option<&'static Session> {
     unsafe { ptr.as_ref() }
 }
 
-/// `OnLoad` with a checked table: reads the agent queries and the originals of
-/// every patched slot (all must be non-null, none already ours), then writes
-/// the hooks. On error the table is unchanged (nothing is written before every
-/// check passed).
-pub fn load(table: CoreTable, config: &Config) -> Result<(), TableError> {
+/// `OnLoad` after the table view was checked (`table` is the check's result):
+/// returns what `OnLoad` returns to ROCr.
+///
+/// - This tool switched off ([`Config::tool_disabled`]): true, nothing patched.
+/// - A refused table: false, the table unchanged (nothing is written before
+///   every check passed).
+/// - ROCr's own hotswap hook active ([`coexist`]): true, nothing patched, one
+///   warning naming the variables that choose between the two tools.
+/// - Otherwise the hooks are installed: true.
+pub fn on_load(
+    table: Result<CoreTable, TableError>,
+    patches: &[(Slot, usize)],
+    config: &Config,
+    runtime_version: u64,
+) -> bool {
+    if config.tool_disabled() {
+        log::info!("HSA_HOTSWAP_DISABLE is true: tool loaded, nothing patched");
+        return true;
+    }
+    let result = table.and_then(|table| {
+        let patched = PatchedTable::check(&table, patches)?;
+        if let Some(hook) = coexist::detect(&patched.originals()) {
+            log::warn!("{}", coexist::stand_back_message(&hook));
+            return Ok(());
+        }
+        load(table, patched, config)
+    });
+    match result {
+        Ok(()) => true,
+        Err(e) => {
+            log::warn!("not loaded (runtime version {runtime_version}): {e}; table left unchanged");
+            false
+        }
+    }
+}
+
+/// Reads the agent queries, publishes the session, then writes the hooks.
+fn load(table: CoreTable, patched: PatchedTable, config: &Config) -> Result<(), TableError> {
     let queries = Originals::from_table(&table)?;
-    let patched = PatchedTable::check(&table, &hooks::patches())?;
     let session: &'static Session = Box::leak(Box::new(Session {
         queries,
-        agents: Agents::default(),
+        agents: Agents::new(config.entry_trampolines),
         readers: Readers::default(),
         patched,
         opt_in: config.entry_trampolines,
@@ -94,8 +128,8 @@ pub fn load(table: CoreTable, config: &Config) -> Result<(), TableError> {
 }
 
 /// Every slot `OnLoad` must find in the table: the patched ones and the queries.
-pub fn needed_slots() -> Vec<Slot> {
-    let mut slots: Vec<Slot> = hooks::patches().iter().map(|(slot, _)| *slot).collect();
+pub fn needed_slots(patches: &[(Slot, usize)]) -> Vec<Slot> {
+    let mut slots: Vec<Slot> = patches.iter().map(|(slot, _)| *slot).collect();
     slots.extend(crate::hsa::table::QUERIED);
     slots
 }
@@ -246,10 +280,13 @@ impl Session {
         original: ReaderDestroyFn,
         reader: hsa_code_object_reader_t,
     ) -> hsa_status_t {
-        let entry = if self.passes_through() {
+        // Nothing recorded (always so for a code object that is never
+        // rewritten here): the original alone, no boundary, no lock.
+        let entry = if self.passes_through() || !self.readers.any() {
             None
         } else {
             ffi_boundary("reader_destroy hook", None, || {
+                fault::point("reader_destroy.forget");
                 self.rewrite_possible()
                     .then(|| self.readers.forget(reader))
                     .flatten()
@@ -275,7 +312,16 @@ impl Session {
         options: *const c_char,
         loaded: *mut hsa_loaded_code_object_t,
     ) -> hsa_status_t {
-        if self.passes_through() {
+        // Known to never rewrite, or a listed agent that is not a candidate
+        // while no file reader needs pinning: the original alone. Both checks
+        // are atomic loads and a scan of the agent list; nothing can panic.
+        let pass = self.passes_through()
+            || (!self.readers.has_files()
+                && self
+                    .agents
+                    .listed(agent.handle)
+                    .is_some_and(|info| !info.candidate));
+        if pass {
             // SAFETY: the caller's arguments, forwarded unchanged to the saved original.
             return unsafe { load(executable, agent, reader, options, loaded) };
         }
@@ -303,7 +349,10 @@ impl Session {
         let status = unsafe { load(executable, agent, reader, options, loaded) };
         if status == HSA_STATUS_SUCCESS {
             if let Some(bytes) = pin {
-                ffi_boundary("load_agent_code_object hook", (), || retained::pin(&bytes));
+                ffi_boundary("load_agent_code_object hook", (), || {
+                    fault::point("load.pin");
+                    retained::pin(&bytes)
+                });
             }
         }
         status
@@ -323,17 +372,20 @@ impl Session {
         options: *const c_char,
         loaded: *mut hsa_loaded_code_object_t,
     ) -> Option<hsa_status_t> {
-        let (create, destroy) = self.reader_functions()?;
-        let temporary = match api::create_reader(create, bytes) {
-            Ok(temporary) => temporary,
-            Err(status) => {
-                log::warn!(
-                    "reader over the rewritten code object failed (status {status:#x}); \
-                     falling back to the original code object"
-                );
-                return None;
+        let (temporary, destroy) = ffi_boundary("load_agent_code_object hook", None, || {
+            fault::point("load.rewritten_reader");
+            let (create, destroy) = self.reader_functions()?;
+            match api::create_reader(create, bytes) {
+                Ok(temporary) => Some((temporary, destroy)),
+                Err(status) => {
+                    log::warn!(
+                        "reader over the rewritten code object failed (status {status:#x}); \
+                         falling back to the original code object"
+                    );
+                    None
+                }
             }
-        };
+        })?;
         // SAFETY: the caller's arguments with our reader over 'static bytes.
         let status = unsafe { load(executable, agent, temporary, options, loaded) };
         // SAFETY: our own reader, made above.
@@ -348,10 +400,17 @@ impl Session {
     }
 
     fn compute_rewrite_possible(&self) -> bool {
+        fault::point("rewrite_possible");
+        // A tool loaded after this one (named later in HSA_TOOLS_LIB) may be
+        // ROCr's hook: never two hotswap tools.
+        if let Some(hook) = coexist::detect_loaded() {
+            log::warn!("{}", coexist::stand_back_message(&hook));
+            return false;
+        }
         let agents = self.agents.all(&self.queries);
         let candidates: Vec<String> = agents
             .iter()
-            .filter(|a| policy::has_candidate(a.target(), self.opt_in))
+            .filter(|a| a.candidate)
             .map(|a| format!("{:#x} ({} {})", a.handle, a.isa_name, a.stepping()))
             .collect();
         if candidates.is_empty() {
@@ -379,6 +438,7 @@ impl Session {
     /// Records the reader only when its code object could be rewritten for some
     /// agent (its ELF header names a processor the decision table can route).
     pub fn created_from_memory(&self, reader: hsa_code_object_reader_t, addr: usize, len: usize) {
+        fault::point("create_from_memory.record");
         if !self.rewrite_possible() {
             return;
         }
@@ -406,13 +466,14 @@ impl Session {
     }
 
     /// The file's bytes when the file reader should become a memory reader:
-    /// only when a rewrite is possible and the file's 64-byte header (read with
+    /// only when a rewrite is possible and the file's 64-byte header (one
     /// `pread`) names a processor that could be rewritten here. Any other file
     /// stays the application's file reader.
     pub fn file_bytes_for_rewrite(&self, fd: i32) -> Option<FileBytes> {
         if !self.rewrite_possible() {
             return None;
         }
+        fault::point("create_from_file.header");
         let header = match readers::read_header(fd) {
             Ok(header) => header,
             Err(e) => {
@@ -422,7 +483,9 @@ impl Session {
                 return None;
             }
         };
-        match code_object::isa::processor_of_prefix(&header.prefix, header.size) {
+        // The header tables are checked against the whole file only if it is
+        // read (the load checks the whole object before rewriting it).
+        match code_object::isa::processor_of_prefix(&header.prefix, u64::MAX) {
             Ok(gfx) if policy::source_may_be_rewritten(gfx, self.opt_in) => {}
             Ok(gfx) => {
                 log::debug!("fd {fd}: {gfx} code object, never rewritten here; original create-from-file used");
@@ -433,6 +496,7 @@ impl Session {
                 return None;
             }
         }
+        fault::point("create_from_file.read");
         match readers::read_whole_file(fd) {
             Ok(bytes) => Some(bytes),
             Err(e) => {
@@ -444,6 +508,7 @@ impl Session {
 
     /// After a memory reader was made from a file's bytes.
     pub fn created_from_file(&self, reader: hsa_code_object_reader_t, fd: i32, bytes: FileBytes) {
+        fault::point("create_from_file.record");
         log::debug!(
             "reader {:#x}: file fd {fd}, {} bytes read with pread, handed to ROCr as memory",
             reader.handle,
@@ -454,6 +519,7 @@ impl Session {
 
     /// Decides what the load hook does for `reader` on `agent`.
     pub fn plan_load(&self, agent: hsa_agent_t, reader: hsa_code_object_reader_t) -> Plan {
+        fault::point("load.plan");
         if !self.rewrite_possible() {
             return Plan::original();
         }
@@ -467,9 +533,8 @@ impl Session {
                 &*queried
             }
         };
-        let opt_in = self.opt_in;
         let what = Describe(info, reader);
-        if !policy::has_candidate(info.target(), opt_in) {
+        if !info.candidate {
             log::debug!("{what}: agent is not a rewrite candidate; original loaded");
             let pin = if self.readers.has_files() {
                 self.readers.get(reader).and_then(|e| e.file())
@@ -478,64 +543,124 @@ impl Session {
             };
             return Plan::Original { pin };
         }
-        let Some(entry) = self.readers.get(reader) else {
+        let Some(lookup) = self.readers.lookup(reader, agent.handle) else {
             log::debug!("{what}: reader not recorded (its code object cannot be rewritten here); original loaded");
             return Plan::original();
         };
-        let pin = entry.file();
-        // SAFETY: the application is loading through `reader`, so it has not been
-        // destroyed and the memory behind it is still valid (ROCr's rule).
-        let bytes = unsafe { entry.as_slice() };
+        let pin = lookup.bytes.file();
+        let outcome = match lookup.known {
+            Some(outcome) => outcome,
+            None => {
+                // SAFETY: the application is loading through `reader`, so it has
+                // not been destroyed and the memory behind it is still valid
+                // (ROCr's rule for memory readers).
+                let bytes = unsafe { lookup.bytes.as_slice() };
+                match self.decide(info, &what, reader, bytes) {
+                    (Some(outcome), pair) => {
+                        self.readers
+                            .set_outcome(reader, agent.handle, pair.as_ref(), outcome);
+                        outcome
+                    }
+                    (None, _) => return Plan::Original { pin },
+                }
+            }
+        };
+        match outcome {
+            Outcome::Changed(bytes) => Plan::Rewritten { bytes, pin },
+            Outcome::Unchanged | Outcome::Declined => Plan::Original { pin },
+        }
+    }
+
+    /// The first load of a recorded reader on a candidate agent: identify the
+    /// code object (its header), choose the ISA pair, then the outcome this
+    /// reader had with that pair on another agent, else rewrite once per
+    /// content. The outcome is `None` when it must not be remembered (a
+    /// failure that may not repeat); the pair is returned when one was chosen.
+    fn decide(
+        &self,
+        info: &AgentInfo,
+        what: &Describe<'_>,
+        reader: hsa_code_object_reader_t,
+        bytes: &[u8],
+    ) -> (Option<Outcome>, Option<policy::Decision>) {
         let source = match code_object::isa_name(bytes) {
             Ok(source) => source,
             Err(e) => {
                 log::warn!(
-                    "{what}: code object of {} bytes not identified ({e:?}); original loaded",
+                    "{what}: code object of {} bytes not identified ({e}); original loaded",
                     bytes.len()
                 );
-                return Plan::Original { pin };
+                return (Some(Outcome::Declined), None);
             }
         };
-        let Some(decision) = policy::decide(info.target(), &source, &info.isa_name, opt_in) else {
+        let Some(decision) = policy::decide(info.target(), &source, &info.isa_name, self.opt_in)
+        else {
             log::debug!("{what}: source {source}: no rewrite for this pair; original loaded");
-            return Plan::Original { pin };
+            return (Some(Outcome::Declined), None);
         };
-        let result = match self.readers.outcome(reader, &decision) {
-            Some(outcome) => Ok((outcome, true)),
-            None => retained::rewrite_once(bytes, &decision, || {
-                rewriter::retarget(bytes, &decision.source, &decision.target)
-            })
-            .inspect(|(outcome, _)| self.readers.set_outcome(reader, &decision, *outcome)),
-        };
+        if let Some(outcome) = self.readers.pair_outcome(reader, &decision) {
+            log::debug!(
+                "{what}: rewrite {}: known from another agent",
+                Pair(&decision)
+            );
+            return (Some(outcome), Some(decision));
+        }
+        let outcome = self.rewrite(what, bytes, &decision);
+        (outcome, Some(decision))
+    }
+
+    /// One rewrite through the content-keyed cache, logged.
+    fn rewrite(
+        &self,
+        what: &Describe<'_>,
+        bytes: &[u8],
+        decision: &policy::Decision,
+    ) -> Option<Outcome> {
+        let result = retained::rewrite_once(bytes, decision, || {
+            fault::point("load.rewrite");
+            rewriter::retarget(bytes, &decision.source, &decision.target)
+        });
+        let pair = Pair(decision);
         match result {
-            Ok((Outcome::Changed(new), cached)) => {
+            Ok((outcome @ Outcome::Changed(new), cached)) => {
                 log::debug!(
-                    "{what}: rewrite {} -> {}: {} -> {} bytes{}; loading the rewritten code object",
-                    decision.source,
-                    decision.target,
+                    "{what}: rewrite {pair}: {} -> {} bytes{}; loading the rewritten code object",
                     bytes.len(),
                     new.len(),
                     if cached { " (cached)" } else { "" }
                 );
-                Plan::Rewritten { bytes: new, pin }
+                Some(outcome)
             }
             Ok((Outcome::Unchanged, _)) => {
+                log::debug!("{what}: rewrite {pair}: unchanged; original loaded");
+                Some(Outcome::Unchanged)
+            }
+            Ok((Outcome::Declined, _)) => {
                 log::debug!(
-                    "{what}: rewrite {} -> {}: unchanged; original loaded",
-                    decision.source,
-                    decision.target
+                    "{what}: rewrite {pair}: declined before for these bytes; original loaded"
                 );
-                Plan::Original { pin }
+                Some(Outcome::Declined)
+            }
+            Err(e @ (RetargetError::Refused(_) | RetargetError::Unsupported)) => {
+                log::warn!("{what}: rewrite {pair}: {e}; the original code object is loaded");
+                Some(Outcome::Declined)
             }
             Err(e) => {
                 log::warn!(
-                    "{what}: rewrite {} -> {} failed ({e:?}); falling back to the original code object",
-                    decision.source,
-                    decision.target
+                    "{what}: rewrite {pair} failed ({e}); falling back to the original code object"
                 );
-                Plan::Original { pin }
+                None
             }
         }
+    }
+}
+
+/// "source -> target" of a decision, formatted only when logged.
+struct Pair<'a>(&'a policy::Decision);
+
+impl std::fmt::Display for Pair<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} -> {}", self.0.source, self.0.target)
     }
 }
 
@@ -559,3 +684,7 @@ impl std::fmt::Display for Describe<'_> {
         )
     }
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;

@@ -28,10 +28,11 @@ pub enum hotswap_status_t {
     /// The processor (`EF_AMDGPU_MACH`) is unknown here and to the linked COMGR.
     HOTSWAP_STATUS_UNKNOWN_PROCESSOR = 6,
     /// No usable rewriter: COMGR lacks the hotswap ABI, is the deprecated stub
-    /// that always fails, or is the incompatible raw-buffer prototype.
+    /// that always fails, or is the incompatible raw-buffer prototype, and no
+    /// other rewriter was found.
     HOTSWAP_STATUS_REWRITER_UNAVAILABLE = 7,
-    /// The rewriter rejected the code object or the ISA pair, or returned an
-    /// output that is empty or not an AMDGPU code object.
+    /// The rewriter returned an error, or an output that is empty or not an
+    /// AMDGPU code object.
     HOTSWAP_STATUS_REWRITE_FAILED = 8,
     /// The rewriter succeeded but its output is byte-for-byte the input; the
     /// original stays in use (`*out == elf`).
@@ -40,10 +41,17 @@ pub enum hotswap_status_t {
     HOTSWAP_STATUS_OUT_OF_MEMORY = 10,
     /// An internal error (a bug) was caught at the API boundary.
     HOTSWAP_STATUS_INTERNAL_ERROR = 11,
+    /// The rewriter in use does not rewrite this ISA pair (e.g. a B0-to-A0
+    /// translator asked for a same-ISA rewrite); the original stays in use.
+    HOTSWAP_STATUS_REWRITE_UNSUPPORTED = 12,
+    /// The rewriter refused the code object for what it contains (a site it
+    /// cannot fix without growing the code, or an object it cannot translate);
+    /// asking again gives the same answer. The reason is logged.
+    HOTSWAP_STATUS_REWRITE_REFUSED = 13,
 }
 
 /// Every status, in value order.
-const ALL_STATUSES: [hotswap_status_t; 12] = [
+const ALL_STATUSES: [hotswap_status_t; 14] = [
     hotswap_status_t::HOTSWAP_STATUS_SUCCESS,
     hotswap_status_t::HOTSWAP_STATUS_INVALID_ARGUMENT,
     hotswap_status_t::HOTSWAP_STATUS_BUFFER_TOO_SMALL,
@@ -56,6 +64,8 @@ const ALL_STATUSES: [hotswap_status_t; 12] = [
     hotswap_status_t::HOTSWAP_STATUS_UNCHANGED,
     hotswap_status_t::HOTSWAP_STATUS_OUT_OF_MEMORY,
     hotswap_status_t::HOTSWAP_STATUS_INTERNAL_ERROR,
+    hotswap_status_t::HOTSWAP_STATUS_REWRITE_UNSUPPORTED,
+    hotswap_status_t::HOTSWAP_STATUS_REWRITE_REFUSED,
 ];
 
 impl hotswap_status_t {
@@ -83,6 +93,10 @@ impl hotswap_status_t {
             Self::HOTSWAP_STATUS_UNCHANGED => c"rewrite left the code object unchanged",
             Self::HOTSWAP_STATUS_OUT_OF_MEMORY => c"out of memory",
             Self::HOTSWAP_STATUS_INTERNAL_ERROR => c"internal error",
+            Self::HOTSWAP_STATUS_REWRITE_UNSUPPORTED => {
+                c"the rewriter does not rewrite this ISA pair"
+            }
+            Self::HOTSWAP_STATUS_REWRITE_REFUSED => c"the rewriter refused the code object",
         }
     }
 }

@@ -5,8 +5,9 @@
 //! - `OnLoad` checks `table`, `table->core_`, that `core_->version.minor_id`
 //!   covers every slot the tool reads or writes and that those slots are
 //!   non-null; only then does it write its four hooks. On any failed check it
-//!   returns false with the table byte-for-byte unchanged. With
-//!   `HSA_HOTSWAP_DISABLE` true it returns true and patches nothing.
+//!   returns false with the table byte-for-byte unchanged. Switched off
+//!   (`HSA_HOTSWAP_DISABLE`), or with ROCr's own hotswap hook active, it returns
+//!   true and patches nothing ([`crate::session::on_load`]).
 //! - `OnUnload` restores each slot that still holds our hook and frees nothing.
 #![allow(unsafe_code)]
 
@@ -15,7 +16,7 @@ use std::ffi::c_char;
 use crate::boundary::ffi_boundary;
 use crate::config::Config;
 use crate::hsa::table::{CoreTable, HsaApiTable};
-use crate::{logging, session};
+use crate::{hooks, logging, session};
 
 /// Called by ROCr from `hsa_init` with its API table. Returns false (ROCr then
 /// unloads the tool; the table is untouched) when the table cannot be patched.
@@ -33,22 +34,10 @@ pub unsafe extern "C" fn OnLoad(
     ffi_boundary("OnLoad", false, || {
         let config = Config::from_env();
         logging::init(&config);
-        if config.disable {
-            log::info!("HSA_HOTSWAP_DISABLE is true: tool loaded, nothing patched");
-            return true;
-        }
+        let patches = hooks::patches();
         // SAFETY: ROCr passes its live table (sizes in minor_id) or NULL.
-        let checked = unsafe { CoreTable::from_root(table, &session::needed_slots()) }
-            .and_then(|core| session::load(core, &config));
-        match checked {
-            Ok(()) => true,
-            Err(e) => {
-                log::warn!(
-                    "not loaded (runtime version {runtime_version}): {e}; table left unchanged"
-                );
-                false
-            }
-        }
+        let table = unsafe { CoreTable::from_root(table, &session::needed_slots(&patches)) };
+        session::on_load(table, &patches, &config, runtime_version)
     })
 }
 

@@ -83,11 +83,20 @@ impl PatchedTable {
         }
     }
 
+    /// Each patched slot's name and the function it holds now (before
+    /// `install`: what the tool would chain to).
+    pub fn originals(&self) -> Vec<(&'static str, usize)> {
+        self.patches
+            .iter()
+            .map(|p| (p.slot.name, p.original))
+            .collect()
+    }
+
     /// The function `slot` held before the tool patched it (0 if not patched).
     pub fn original(&self, slot: Slot) -> usize {
         self.patches
             .iter()
-            .find(|p| p.slot == slot)
+            .find(|p| p.slot.offset == slot.offset)
             .map_or(0, |p| p.original)
     }
 

@@ -1,14 +1,13 @@
-//! COMGR and COMGR-ABI libraries, loaded at run time with `dlopen`/`dlsym`, and
-//! the data-object calls both the ISA fallback and the rewriter client use.
-//!
-//! Nothing is bound at link time: Debian's COMGR (2.4) and most others lack the
-//! hotswap symbols, and a rewriter may be any library (`HSA_HOTSWAP_REWRITER`).
-//! Libraries are never closed: function pointers taken from them live in
-//! process-wide `OnceLock`s.
-#![allow(unsafe_code)] // dlopen/dlsym and calls through COMGR function pointers
+//! COMGR's data-object ABI (`amd_comgr_create_data` …), as the linked COMGR and
+//! COMGR-ABI rewriter libraries export it: used by the ISA fallback (a processor
+//! the table lacks) and by the COMGR-ABI rewriter backend. Libraries are loaded
+//! at run time ([`crate::dl`]) and never closed.
+#![allow(unsafe_code)] // calls through COMGR function pointers
 
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_int};
 use std::sync::OnceLock;
+
+use crate::dl::Library;
 
 /// `amd_comgr_status_t` (a C enum).
 pub type Status = c_int;
@@ -48,68 +47,6 @@ pub fn status_name(status: Status) -> &'static str {
     }
 }
 
-/// A loaded shared library (never closed).
-#[derive(Debug)]
-pub struct Library {
-    handle: *mut c_void,
-    /// What was loaded, for log lines.
-    pub name: String,
-}
-
-// SAFETY: a dlopen handle is a process-wide token; dlsym is thread-safe.
-unsafe impl Send for Library {}
-// SAFETY: as above; the handle is never closed or mutated.
-unsafe impl Sync for Library {}
-
-/// The last `dlerror()` message, or a fallback.
-fn dl_error() -> String {
-    // SAFETY: dlerror returns NULL or a NUL-terminated string valid until the next
-    // dl* call on this thread; it is copied at once.
-    let message = unsafe { libc::dlerror() };
-    if message.is_null() {
-        "unknown dlopen error".to_owned()
-    } else {
-        // SAFETY: non-NULL, NUL-terminated (see above).
-        unsafe { CStr::from_ptr(message) }
-            .to_string_lossy()
-            .into_owned()
-    }
-}
-
-impl Library {
-    /// `dlopen(name, RTLD_NOW | RTLD_LOCAL | extra)`.
-    fn open_with(name: &str, extra: c_int) -> Result<Self, String> {
-        let c_name = CString::new(name).map_err(|_| format!("{name:?}: contains a NUL byte"))?;
-        // SAFETY: c_name is a valid NUL-terminated string; dlopen has no other
-        // preconditions. Loading runs the library's constructors, which is what
-        // loading any COMGR means.
-        let handle =
-            unsafe { libc::dlopen(c_name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL | extra) };
-        if handle.is_null() {
-            Err(dl_error())
-        } else {
-            Ok(Self {
-                handle,
-                name: name.to_owned(),
-            })
-        }
-    }
-
-    /// Loads the library at `path` (an absolute path, or a name the dynamic
-    /// loader searches for).
-    pub fn open(path: &str) -> Result<Self, String> {
-        Self::open_with(path, 0)
-    }
-
-    /// The address of `symbol`, if the library (or its dependencies) exports it.
-    pub fn address(&self, symbol: &CStr) -> Option<*mut c_void> {
-        // SAFETY: the handle came from dlopen and is never closed; symbol is a
-        // NUL-terminated string.
-        let address = unsafe { libc::dlsym(self.handle, symbol.as_ptr()) };
-        (!address.is_null()).then_some(address)
-    }
-}
-
 /// The SONAME of the COMGR this library was linked against, set by CMake
 /// (`HOTSWAP_COMGR_SONAME`); `None` in a plain `cargo` build.
 pub(crate) const LINKED_COMGR_SONAME: Option<&str> = option_env!("HOTSWAP_COMGR_SONAME");
@@ -127,7 +64,7 @@ pub fn open_linked_comgr() -> Result<Library, String> {
     };
     let mut errors = Vec::new();
     for name in names {
-        match Library::open_with(name, libc::RTLD_NOLOAD).or_else(|_| Library::open(name)) {
+        match Library::open_loaded(name).or_else(|_| Library::open(name)) {
             Ok(library) => return Ok(library),
             Err(e) => errors.push(e),
         }
@@ -145,31 +82,25 @@ pub struct DataApi {
     isa_name: Option<GetDataIsaNameFn>,
 }
 
-/// Looks up `name` and reinterprets it as the function pointer type `F`.
-///
-/// # Safety
-/// `F` must be the exact C signature of `name` in `library`.
-pub unsafe fn function<F: Copy>(library: &Library, name: &CStr) -> Option<F> {
-    assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>());
-    let address = library.address(name)?;
-    // SAFETY: non-NULL symbol address; the caller guarantees F is its signature,
-    // and F is pointer-sized (asserted above).
-    Some(unsafe { std::mem::transmute_copy::<*mut c_void, F>(&address) })
-}
-
 impl DataApi {
     /// Resolves the data-object functions; `Err` names the first one missing.
     pub fn resolve(library: &Library) -> Result<Self, &'static str> {
         // SAFETY: each type is the declaration in amd_comgr.h for that name.
         unsafe {
             Ok(Self {
-                create: function(library, c"amd_comgr_create_data")
+                create: library
+                    .function(c"amd_comgr_create_data")
                     .ok_or("amd_comgr_create_data")?,
-                release: function(library, c"amd_comgr_release_data")
+                release: library
+                    .function(c"amd_comgr_release_data")
                     .ok_or("amd_comgr_release_data")?,
-                set: function(library, c"amd_comgr_set_data").ok_or("amd_comgr_set_data")?,
-                get: function(library, c"amd_comgr_get_data").ok_or("amd_comgr_get_data")?,
-                isa_name: function(library, c"amd_comgr_get_data_isa_name"),
+                set: library
+                    .function(c"amd_comgr_set_data")
+                    .ok_or("amd_comgr_set_data")?,
+                get: library
+                    .function(c"amd_comgr_get_data")
+                    .ok_or("amd_comgr_get_data")?,
+                isa_name: library.function(c"amd_comgr_get_data_isa_name"),
             })
         }
     }

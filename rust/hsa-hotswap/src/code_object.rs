@@ -1,16 +1,14 @@
 //! Code objects as the tool and its C API see them: the FFI-free reading lives
 //! in the `hotswap-code-object` crate (re-exported here); this module adds what
-//! needs C — asking the linked COMGR for a processor the table lacks, the
-//! COMGR-ABI rewriter client — and the mapping of errors to `hotswap_status_t`.
+//! needs C — asking the linked COMGR for a processor the table lacks — and the
+//! mapping of errors to `hotswap_status_t`.
 //!
 //! - [`isa_name`]: the ISA name COMGR's `amd_comgr_get_data_isa_name` would give.
 //! - [`processor`]: the processor alone, allocation-free for known processors.
-//! - [`rewriter::retarget`]: the COMGR-ABI rewriter client.
-
-pub mod comgr;
-pub mod rewriter;
 
 use std::borrow::Cow;
+
+use crate::comgr;
 
 pub use hotswap_code_object::{elf, isa, mach, metadata, IsaError, HSA_ISA_PREFIX};
 

@@ -1,0 +1,403 @@
+//! The session and the hooks against a fake ROCr ([`crate::testing`]): the
+//! decision table, fallbacks with rewriter call counts, file readers, the
+//! table restored and left, the costs that must not grow with size, and a
+//! panic injected at every decision point.
+
+use std::io::{Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
+
+use crate::config::Config;
+use crate::fault;
+use crate::hsa::api::{hsa_executable_t, HSA_STATUS_SUCCESS};
+use crate::hsa::table::{
+    LOAD_AGENT_CODE_OBJECT, READER_CREATE_FROM_FILE, READER_CREATE_FROM_MEMORY, READER_DESTROY,
+};
+use crate::rewriter::RetargetError;
+use crate::stats::STATS;
+use crate::testing::{code_object_with_flags, FakeAgent, FakeBackend, FakeMode, FakeRuntime};
+
+const FAILING_EXECUTABLE: hsa_executable_t = hsa_executable_t { handle: 0xBAD };
+const HSA_STATUS_ERROR_INVALID_EXECUTABLE: u32 = 0x1008;
+
+const A0: u64 = 0x5100;
+const STRICT_A0: u64 = 0x5180;
+const B0: u64 = 0x5200;
+const REV_UNKNOWN: u64 = 0x5300;
+const GFX1251: u64 = 0x5400;
+const GENERIC: u64 = 0x5500;
+const GFX942: u64 = 0x5600;
+const CPU: u64 = 0x5700;
+
+fn all_agents() -> Vec<FakeAgent> {
+    vec![
+        FakeAgent::gpu(A0, "amdgcn-amd-amdhsa--gfx1250", Some(0)),
+        FakeAgent::gpu(STRICT_A0, "amdgcn-amd-amdhsa--gfx1250-strict", Some(0)),
+        FakeAgent::gpu(B0, "amdgcn-amd-amdhsa--gfx1250", Some(1)),
+        FakeAgent::gpu(REV_UNKNOWN, "amdgcn-amd-amdhsa--gfx1250", None),
+        FakeAgent::gpu(GFX1251, "amdgcn-amd-amdhsa--gfx1251", Some(0)),
+        FakeAgent::gpu(GENERIC, "amdgcn-amd-amdhsa--gfx12-5-generic", Some(0)),
+        FakeAgent::gpu(GFX942, "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-", Some(0)),
+        FakeAgent::cpu(CPU),
+    ]
+}
+
+/// (name, code object): the probe object with each processor's `e_flags`.
+fn objects() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("gfx1250", code_object_with_flags(0x549)),
+        ("gfx1251", code_object_with_flags(0x55a)),
+        ("gfx12-5-generic", code_object_with_flags(0x100_005b)),
+        ("gfx1250-strict", code_object_with_flags(0x0eb)),
+        ("gfx942", code_object_with_flags(0xe4c)),
+    ]
+}
+
+fn opt_in(on: bool) -> Config {
+    Config {
+        entry_trampolines: on,
+        ..Config::default()
+    }
+}
+
+fn is_a0(agent: u64) -> bool {
+    agent == A0 || agent == STRICT_A0
+}
+
+#[test]
+fn the_fakes_constants_are_the_tests() {
+    assert_eq!(
+        FakeRuntime::failing_executable().handle,
+        FAILING_EXECUTABLE.handle
+    );
+    assert_eq!(
+        FakeRuntime::invalid_executable(),
+        HSA_STATUS_ERROR_INVALID_EXECUTABLE
+    );
+    assert_eq!(FakeBackend::marker(), b"HOTSWAP");
+}
+
+#[test]
+fn decision_table_through_the_hooks() {
+    for on in [false, true] {
+        let runtime = FakeRuntime::start_configured(all_agents(), &opt_in(on));
+        assert!(runtime.on_load);
+        let backend = FakeBackend::install(FakeMode::Change);
+        for agent in all_agents() {
+            for (name, bytes) in objects() {
+                let gfx12_5_agent = agent.handle != GFX942 && agent.handle != CPU;
+                let gfx12_5_object = name != "gfx942" && name != "gfx1250-strict";
+                let expect = (is_a0(agent.handle) && name == "gfx1250")
+                    || (on && gfx12_5_agent && gfx12_5_object);
+                let calls = backend.calls();
+                let (status, load) = runtime.load_memory(&bytes, agent.handle);
+                let load = load.unwrap();
+                assert_eq!(status, HSA_STATUS_SUCCESS, "{name} on {:#x}", agent.handle);
+                assert_eq!(
+                    load.marked, expect,
+                    "{name} on {:#x} (opt-in {on})",
+                    agent.handle
+                );
+                assert_eq!(
+                    load.bytes.0 == bytes.as_ptr() as usize,
+                    !expect,
+                    "the caller's own bytes unless rewritten"
+                );
+                if backend.calls() > calls && is_a0(agent.handle) && name == "gfx1250" {
+                    assert_eq!(
+                        backend.last_pair(),
+                        (
+                            "amdgcn-amd-amdhsa--gfx1250:gfx1250-b0-specific+".to_owned(),
+                            "amdgcn-amd-amdhsa--gfx1250:gfx1250-b0-specific-".to_owned()
+                        ),
+                        "one pair for both kinds of A0 agent"
+                    );
+                }
+            }
+        }
+        // Content-keyed: one call per (object, ISA pair), whatever the agents.
+        let expected_calls = if on { 1 + 3 } else { 1 };
+        assert_eq!(backend.calls(), expected_calls, "opt-in {on}");
+        assert_eq!(runtime.live_readers(), 0);
+    }
+}
+
+#[test]
+fn fallbacks_load_the_original_and_count_rewriter_calls() {
+    let gfx1250 = code_object_with_flags(0x549);
+    let cases = [
+        (FakeMode::Unchanged, 1),
+        (
+            FakeMode::Fail(RetargetError::Refused("needs growth".into())),
+            1,
+        ),
+        (FakeMode::Fail(RetargetError::Unsupported), 1),
+        (FakeMode::Fail(RetargetError::Failed), 3),
+        (FakeMode::Fail(RetargetError::OutOfMemory), 3),
+        (FakeMode::Garbage, 3),
+    ];
+    for (mode, calls) in cases {
+        let runtime = FakeRuntime::start_configured(all_agents(), &opt_in(false));
+        let backend = FakeBackend::install(mode.clone());
+        for _ in 0..3 {
+            let (status, load) = runtime.load_memory(&gfx1250, A0);
+            let load = load.unwrap();
+            assert_eq!(status, HSA_STATUS_SUCCESS, "{mode:?}");
+            assert!(
+                !load.marked && load.bytes.0 == gfx1250.as_ptr() as usize,
+                "{mode:?}"
+            );
+        }
+        // Deterministic answers are asked once; failures that may be
+        // environmental are asked again on the next load.
+        assert_eq!(backend.calls(), calls, "{mode:?}");
+    }
+    // No rewriter at all: the tool leaves the table on the first call.
+    let runtime = FakeRuntime::start_configured(all_agents(), &opt_in(false));
+    FakeBackend::install_none();
+    let (status, load) = runtime.load_memory(&gfx1250, A0);
+    assert_eq!(status, HSA_STATUS_SUCCESS);
+    assert!(!load.unwrap().marked);
+    assert_eq!(
+        runtime.slot(LOAD_AGENT_CODE_OBJECT),
+        FakeRuntime::fake(LOAD_AGENT_CODE_OBJECT)
+    );
+}
+
+#[test]
+fn the_runtimes_own_status_is_returned() {
+    let runtime = FakeRuntime::start_configured(all_agents(), &opt_in(false));
+    let backend = FakeBackend::install(FakeMode::Change);
+    for agent in [A0, STRICT_A0, B0, GFX942] {
+        for (name, bytes) in objects() {
+            let (status, load) = runtime.load_memory_into(FAILING_EXECUTABLE, &bytes, agent);
+            assert_eq!(
+                status, HSA_STATUS_ERROR_INVALID_EXECUTABLE,
+                "{name} on {agent:#x}"
+            );
+            // The rewritten object failed too, then the caller's own was loaded
+            // (and its status returned).
+            assert_eq!(load.unwrap().bytes.0, bytes.as_ptr() as usize);
+        }
+    }
+    assert_eq!(backend.calls(), 1);
+    // A code object ROCr rejects: its status, whatever the tool thought.
+    let (status, _) = runtime.load_memory(&[0u8; 100], A0);
+    assert_eq!(status, FakeRuntime::invalid_code_object());
+}
+
+fn temp_file(bytes: &[u8], offset: u64) -> std::fs::File {
+    let path = std::env::temp_dir().join(format!(
+        "hotswap-session-{}-{}",
+        std::process::id(),
+        bytes.len() ^ bytes[48] as usize
+    ));
+    let mut file = std::fs::File::create(&path).unwrap();
+    file.write_all(bytes).unwrap();
+    drop(file);
+    let mut file = std::fs::File::open(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    file.seek(SeekFrom::Start(offset)).unwrap();
+    file
+}
+
+#[test]
+fn file_readers_are_read_only_when_they_could_be_rewritten() {
+    for candidates in [true, false] {
+        let agents = if candidates {
+            all_agents()
+        } else {
+            vec![
+                FakeAgent::gpu(B0, "amdgcn-amd-amdhsa--gfx1250", Some(1)),
+                FakeAgent::gpu(GFX942, "amdgcn-amd-amdhsa--gfx942", Some(0)),
+            ]
+        };
+        let runtime = FakeRuntime::start_configured(agents, &opt_in(false));
+        FakeBackend::install(FakeMode::Change);
+        let copied_before = STATS.copied_bytes.load(std::sync::atomic::Ordering::SeqCst);
+        for (name, bytes) in objects() {
+            let mut file = temp_file(&bytes, 123);
+            let creates = runtime.creates_from_file();
+            let reader = runtime.create_from_file(file.as_raw_fd()).unwrap();
+            let converted = candidates && name == "gfx1250";
+            assert_eq!(
+                runtime.creates_from_file() - creates,
+                usize::from(!converted),
+                "{name}: the runtime's own create-from-file unless converted"
+            );
+            let agent = if candidates { A0 } else { B0 };
+            let (status, load) = runtime.load(hsa_executable_t { handle: 1 }, agent, reader);
+            let load = load.unwrap();
+            assert_eq!(status, HSA_STATUS_SUCCESS);
+            assert_eq!(load.from_file, !converted, "{name}: file provenance kept");
+            assert_eq!(load.marked, converted, "{name}");
+            assert_eq!(runtime.destroy(reader), HSA_STATUS_SUCCESS);
+            assert_eq!(
+                file.stream_position().unwrap(),
+                123,
+                "{name}: offset untouched"
+            );
+        }
+        let copied = STATS.copied_bytes.load(std::sync::atomic::Ordering::SeqCst) - copied_before;
+        let gfx1250_len = objects()[0].1.len() as u64;
+        assert_eq!(copied, if candidates { gfx1250_len } else { 0 });
+    }
+}
+
+#[test]
+fn the_table_is_restored_and_left() {
+    let fakes = [
+        READER_CREATE_FROM_MEMORY,
+        READER_CREATE_FROM_FILE,
+        READER_DESTROY,
+        LOAD_AGENT_CODE_OBJECT,
+    ];
+    // Patched while a rewrite is possible; restored by OnUnload.
+    let runtime = FakeRuntime::start_configured(all_agents(), &opt_in(false));
+    FakeBackend::install(FakeMode::Change);
+    for slot in fakes {
+        assert_ne!(runtime.slot(slot), FakeRuntime::fake(slot), "{}", slot.name);
+    }
+    let _ = runtime.load_memory(&code_object_with_flags(0x549), A0);
+    for slot in fakes {
+        assert_ne!(
+            runtime.slot(slot),
+            FakeRuntime::fake(slot),
+            "stays: {}",
+            slot.name
+        );
+    }
+    crate::tool::OnUnload();
+    for slot in fakes {
+        assert_eq!(
+            runtime.slot(slot),
+            FakeRuntime::fake(slot),
+            "restored: {}",
+            slot.name
+        );
+    }
+    drop(runtime);
+    // No candidate agent: the first call makes the tool leave the table.
+    let runtime = FakeRuntime::start_configured(
+        vec![FakeAgent::gpu(GFX942, "amdgcn-amd-amdhsa--gfx942", Some(0))],
+        &opt_in(false),
+    );
+    let backend = FakeBackend::install(FakeMode::Change);
+    let (status, _) = runtime.load_memory(&code_object_with_flags(0x549), GFX942);
+    assert_eq!(status, HSA_STATUS_SUCCESS);
+    for slot in fakes {
+        assert_eq!(
+            runtime.slot(slot),
+            FakeRuntime::fake(slot),
+            "left: {}",
+            slot.name
+        );
+    }
+    assert_eq!(backend.calls(), 0);
+}
+
+#[test]
+fn a_refused_table_is_unchanged() {
+    let runtime = FakeRuntime::start_with(all_agents(), Some(&opt_in(false)), |core| {
+        core.version.minor_id = LOAD_AGENT_CODE_OBJECT.offset as u32;
+    });
+    assert!(!runtime.on_load);
+    for (slot, value) in crate::testing::fake_slots() {
+        if slot.end() <= LOAD_AGENT_CODE_OBJECT.offset {
+            assert_eq!(runtime.slot(slot), value, "{}", slot.name);
+        }
+    }
+}
+
+#[test]
+fn switched_off_patches_nothing() {
+    let config = Config {
+        disable: true,
+        ..Config::default()
+    };
+    let runtime = FakeRuntime::start_configured(all_agents(), &config);
+    assert!(runtime.on_load);
+    for (slot, value) in crate::testing::fake_slots() {
+        assert_eq!(runtime.slot(slot), value, "{}", slot.name);
+    }
+}
+
+#[test]
+fn repeated_loads_of_a_rewritten_reader_read_none_of_its_bytes() {
+    let runtime = FakeRuntime::start_configured(all_agents(), &opt_in(false));
+    let backend = FakeBackend::install(FakeMode::Change);
+    let gfx1250 = code_object_with_flags(0x549);
+    let reader = runtime.create_from_memory(&gfx1250).unwrap();
+    let hashed = || STATS.hashed_bytes.load(std::sync::atomic::Ordering::SeqCst);
+    let (_, first) = runtime.load(hsa_executable_t { handle: 1 }, A0, reader);
+    assert!(first.unwrap().marked);
+    let after_first = hashed();
+    for agent in [A0, STRICT_A0, A0, B0, GFX942] {
+        let (status, load) = runtime.load(hsa_executable_t { handle: 1 }, agent, reader);
+        assert_eq!(status, HSA_STATUS_SUCCESS);
+        assert_eq!(load.unwrap().marked, is_a0(agent));
+    }
+    assert_eq!(
+        hashed(),
+        after_first,
+        "no pass over the bytes after the first rewrite"
+    );
+    assert_eq!(backend.calls(), 1);
+    assert_eq!(runtime.destroy(reader), HSA_STATUS_SUCCESS);
+    // Identical bytes behind another reader: hashed once, not rewritten again.
+    let copy = gfx1250.clone();
+    let (_, load) = runtime.load_memory(&copy, A0);
+    assert!(load.unwrap().marked);
+    assert_eq!(hashed() - after_first, copy.len() as u64);
+    assert_eq!(backend.calls(), 1);
+}
+
+/// A panic at each decision point: the application's own reader is loaded
+/// and the runtime's own status returned, for memory and file readers, for a
+/// load that succeeds and one that fails; afterwards the tool works again.
+#[test]
+fn a_panic_at_every_decision_point_falls_back() {
+    let gfx1250 = code_object_with_flags(0x549);
+    for &point in fault::POINTS {
+        let runtime = FakeRuntime::start_configured(all_agents(), &opt_in(false));
+        FakeBackend::install(FakeMode::Change);
+        let mut fired = false;
+        for executable in [hsa_executable_t { handle: 1 }, FAILING_EXECUTABLE] {
+            let expected = if executable.handle == 1 {
+                HSA_STATUS_SUCCESS
+            } else {
+                HSA_STATUS_ERROR_INVALID_EXECUTABLE
+            };
+            // Memory reader.
+            fault::arm(point);
+            let (status, load) = runtime.load_memory_into(executable, &gfx1250, A0);
+            assert_eq!(status, expected, "{point}: memory reader");
+            let load = load.unwrap();
+            if fault::fired(point) && point != "load.pin" && point != "reader_destroy.forget" {
+                assert!(!load.marked, "{point}: the caller's own bytes");
+            }
+            // File reader.
+            fired |= fault::fired(point);
+            fault::disarm_all();
+            fault::arm(point);
+            let file = temp_file(&gfx1250, 7);
+            let reader = runtime.create_from_file(file.as_raw_fd()).unwrap();
+            for agent in [A0, B0] {
+                let (status, _) = runtime.load(executable, agent, reader);
+                assert_eq!(status, expected, "{point}: file reader on {agent:#x}");
+            }
+            assert_eq!(runtime.destroy(reader), HSA_STATUS_SUCCESS);
+            fired |= fault::fired(point);
+            fault::disarm_all();
+        }
+        assert!(fired, "{point} was never reached");
+        // The tool still works after the panic.
+        let copy = gfx1250.clone();
+        let (status, load) = runtime.load_memory(&copy, A0);
+        assert_eq!(status, HSA_STATUS_SUCCESS, "{point}: after");
+        assert!(
+            load.unwrap().marked,
+            "{point}: rewriting again after the panic"
+        );
+        assert_eq!(runtime.live_readers(), 0, "{point}: readers leaked");
+    }
+}
