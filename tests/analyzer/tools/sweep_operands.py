@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Derives, from llvm-mc-22's gfx1250 disassembler, which source fields each
-SALU/VALU opcode uses and which of them are 64 bits wide, and writes the Rust
+"""Derives, from llvm-mc-22's gfx1250 disassembler, which opcodes of the SALU and
+VALU encodings LLVM decodes, which source fields each uses and which of them are 64 bits wide, and writes the Rust
 table rust/hotswap-code-object/src/gfx1250/operand_table.rs.
 
 Why: a length decoder that counts a literal only in the source fields an
@@ -59,6 +59,12 @@ def sample(family, op):
         return [0xBF800000 | op << 16], 0
     if family == "sopc":
         return [0xBF000000 | op << 16 | s1 << 8 | s0], 2
+    if family == "vop1":
+        return [0x7E000000 | op << 9 | s0], 1
+    if family == "vop2":
+        return [op << 25 | s1 << 9 | s0], 1
+    if family == "vopc":
+        return [0x7C000000 | op << 17 | s1 << 9 | s0], 1
     if family == "vop3":
         return [0xD4000000 | op << 16, s0 | s1 << 9 | s2 << 18], 3
     if family == "vop3p":
@@ -66,7 +72,8 @@ def sample(family, op):
     raise ValueError(family)
 
 
-FAMILIES = {"sop1": 256, "sop2": 0x60, "sopk": 0x1D, "sopc": 128, "sopp": 128, "vop3": 1024, "vop3p": 256}
+FAMILIES = {"sop1": 256, "sop2": 0x60, "sopk": 0x1D, "sopc": 128, "sopp": 128,
+            "vop1": 256, "vop2": 0x3E, "vopc": 256, "vop3": 1024, "vop3p": 256}
 
 
 def entry(job):
@@ -74,6 +81,12 @@ def entry(job):
     words, count = sample(family, op)
     # Room for a K constant or literal (s_fmaak_f32, s_setreg_imm32_b32...).
     line = disasm(words + [0, 0])
+    if line is None and family in ("vop1", "vop2", "vopc"):
+        # Some opcodes take only a VGPR in src0: try v10.
+        words = [words[0] + 0x100]
+        line = disasm(words + [0, 0])
+        if line is not None:
+            line = line.replace("v10", "s10")
     if line is None:
         return family, op, None, None
     used, wide = fields(line, count)

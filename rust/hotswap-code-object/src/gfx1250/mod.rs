@@ -696,12 +696,7 @@ fn flat_scratch_base_64(insn: &Instruction<'_>) -> Option<Fix> {
             hi.then_some(Fix::SameSize)
         }
         Family::Vop1 | Family::Vop2 | Family::Vopc => {
-            let vop3_op = match d.family {
-                Family::Vop1 => 0x180 + d.op,
-                Family::Vop2 => 0x100 + d.op,
-                _ => d.op,
-            };
-            let (_, wide) = walker::vop3_sources(vop3_op);
+            let (_, wide) = walker::vop_short_sources(d.family, d.op)?;
             let hit = wide_fields([w0 & 0x1FF, 0, 0], wide);
             hit[0].then_some(Fix::Growth)
         }

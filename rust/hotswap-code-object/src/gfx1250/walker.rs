@@ -5,6 +5,7 @@
 //! Facts (see `gfx1250-a0.md` §3 of the project's reference notes; LLVM's
 //! `SIInstrFormats.td`, `VOPDInstructions.td` and `AMDGPUDisassembler.cpp`):
 //! - families are told apart by the top bits of the first dword ([`Family`]);
+//! - a VOP1, VOP2, VOPC or scalar opcode LLVM does not decode is unknown;
 //! - a source field holding 255 is followed by a 32-bit literal, one holding 254
 //!   (gfx1250's `64-bit-literals`) by a 64-bit literal; an instruction has at
 //!   most one literal, whatever the number of fields that name it; LLVM only
@@ -205,7 +206,7 @@ fn w1_of(bytes: &[u8]) -> Result<u32, DecodeError> {
 fn size(bytes: &[u8], w0: u32) -> Result<(usize, Family, u16), DecodeError> {
     use DecodeError::Unknown;
     if w0 >> 31 == 0 {
-        return Ok(vop_short(w0));
+        return vop_short(w0);
     }
     let top8 = w0 >> 24;
     match w0 >> 30 {
@@ -273,23 +274,29 @@ fn extension(w1: u32, used: u8) -> usize {
     literal_len(selected(fields, used))
 }
 
-/// VOP1, VOPC and VOP2 (bit 31 clear).
-fn vop_short(w0: u32) -> (usize, Family, u16) {
-    let src0 = w0 & 0x1FF;
-    let (family, op, vop3_op) = match w0 >> 25 {
-        0x3F => {
-            let op = ((w0 >> 9) & 0xFF) as u16;
-            (Family::Vop1, op, 0x180 + op)
-        }
-        0x3E => {
-            let op = ((w0 >> 17) & 0xFF) as u16;
-            (Family::Vopc, op, op)
-        }
-        op => (Family::Vop2, op as u16, 0x100 + op as u16),
+/// The used-source and 64-bit masks of a VOP1, VOP2 or VOPC opcode (src0
+/// only); `None` when LLVM does not decode the opcode.
+pub(crate) fn vop_short_sources(family: Family, op: u16) -> Option<(u8, u8)> {
+    let t: &[u8] = match family {
+        Family::Vop1 => &table::VOP1,
+        Family::Vop2 => &table::VOP2,
+        Family::Vopc => &table::VOPC,
+        _ => return None,
     };
-    let (used, _) = vop3_sources(vop3_op);
-    let src0_used = used & 1 != 0 || family == Family::Vop2;
-    let extra = if !src0_used {
+    let entry = *t.get(usize::from(op))?;
+    (entry != table::INVALID).then_some(entry_masks(entry, 0))
+}
+
+/// VOP1, VOPC and VOP2 (bit 31 clear).
+fn vop_short(w0: u32) -> Result<(usize, Family, u16), DecodeError> {
+    let src0 = w0 & 0x1FF;
+    let (family, op) = match w0 >> 25 {
+        0x3F => (Family::Vop1, ((w0 >> 9) & 0xFF) as u16),
+        0x3E => (Family::Vopc, ((w0 >> 17) & 0xFF) as u16),
+        op => (Family::Vop2, op as u16),
+    };
+    let (used, _) = vop_short_sources(family, op).ok_or(DecodeError::Unknown)?;
+    let extra = if used & 1 == 0 {
         0
     } else if DPP_MARKERS.contains(&src0) {
         4
@@ -303,7 +310,7 @@ fn vop_short(w0: u32) -> (usize, Family, u16) {
         (Family::Vop2, 0x2C | 0x2D | 0x37 | 0x38) => 4,
         _ => extra,
     };
-    (4 + extra, family, op)
+    Ok((4 + extra, family, op))
 }
 
 /// SOP2, SOPK, SOP1, SOPC, SOPP (bits [31:30] = 10).
