@@ -36,6 +36,8 @@ pub mod exit {
     /// rewrite: refused; the object needs fixes the rewriter cannot make (or
     /// its analysis is incomplete). Nothing is written.
     pub const REFUSED: u8 = 3;
+    /// rewrite `--allow-partial`: written, but sites that need code growth remain.
+    pub const PARTIAL: u8 = 4;
 }
 
 const AFTER_HELP: &str = "\
@@ -43,7 +45,8 @@ Exit status:
   0  success (inspect: every input read; rewrite: complete; doctor: report printed)
   1  an input could not be read, is not a code object or container, or the output could not be written
   2  wrong usage
-  3  rewrite refused: the code object needs a fix the rewriter cannot make; nothing written";
+  3  rewrite refused: the code object needs a fix the rewriter cannot make; nothing written
+  4  rewrite --allow-partial: written, but sites that need code growth remain";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -87,6 +90,14 @@ enum Command {
         /// Print one JSON document instead of the human summary.
         #[arg(long)]
         json: bool,
+        /// Write the object even when sites that need code growth remain
+        /// (exit status 4); without it such an object is refused (3).
+        #[arg(long)]
+        allow_partial: bool,
+        /// Replace every s_clause with s_nop 0 (an early COMGR rewriter's
+        /// behaviour); by default clauses are kept.
+        #[arg(long)]
+        replace_clauses: bool,
     },
     /// What would happen if an application started now: HSA_TOOLS_LIB as ROCr
     /// parses it, which ROCr, COMGR and tool libraries the loader finds, ROCr's
@@ -118,7 +129,14 @@ fn main() -> ExitCode {
             input,
             output,
             json,
-        } => rewrite::run(&input, &output, json),
+            allow_partial,
+            replace_clauses,
+        } => rewrite::run(
+            &input,
+            &output,
+            json,
+            rewrite::options(allow_partial, replace_clauses),
+        ),
         Command::Doctor { json } => doctor::run(json),
     };
     ExitCode::from(status)
