@@ -24,7 +24,7 @@
 //! are present only for analysed (gfx125x) objects; `note` says why another
 //! object was not analysed. `a0` lists every class, zero counts included.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hotswap_code_object::container::{self, Found, Kind};
@@ -86,6 +86,9 @@ pub struct CodeObject {
     /// Why the object was not analysed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Where `--extract` wrote the object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extracted: Option<String>,
 }
 
 /// One function.
@@ -151,8 +154,8 @@ pub struct Unknown {
 }
 
 /// Runs `hotswap inspect`.
-pub fn run(files: &[PathBuf], json: bool, show_sites: bool) -> u8 {
-    let report = inspect(files);
+pub fn run(files: &[PathBuf], json: bool, show_sites: bool, extract: Option<&Path>) -> u8 {
+    let report = inspect(files, extract);
     let printed = if json {
         crate::print_json(&report)
     } else {
@@ -171,8 +174,9 @@ pub fn run(files: &[PathBuf], json: bool, show_sites: bool) -> u8 {
     }
 }
 
-/// Reads every file, finds its code objects and analyses them (on every core).
-pub fn inspect(files: &[PathBuf]) -> Report {
+/// Reads every file, finds its code objects and analyses them (on every
+/// core); with `extract`, writes each object into that directory.
+pub fn inspect(files: &[PathBuf], extract: Option<&Path>) -> Report {
     let mut report = Report::default();
     let mut inputs: Vec<(String, Vec<u8>)> = Vec::with_capacity(files.len());
     for path in files {
@@ -231,7 +235,49 @@ pub fn inspect(files: &[PathBuf]) -> Report {
     progress.finish();
     results.sort_by_key(|&(i, _)| i);
     report.code_objects = results.into_iter().map(|(_, o)| o).collect();
+    if let Some(dir) = extract {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            report.errors.push(FileError {
+                file: dir.display().to_string(),
+                error: format!("cannot create the extraction directory: {e}"),
+            });
+            return report;
+        }
+        for (i, (object, (_, found))) in report.code_objects.iter_mut().zip(&found).enumerate() {
+            let path = dir.join(extracted_name(i, object));
+            match std::fs::write(&path, &found.bytes) {
+                Ok(()) => object.extracted = Some(path.display().to_string()),
+                Err(e) => report.errors.push(FileError {
+                    file: path.display().to_string(),
+                    error: format!("cannot extract: {e}"),
+                }),
+            }
+        }
+    }
     report
+}
+
+/// `<index>-<file name>-<processor>.co` for `--extract`.
+fn extracted_name(index: usize, object: &CodeObject) -> String {
+    let file = Path::new(&object.file)
+        .file_name()
+        .map_or("input".into(), |n| n.to_string_lossy().into_owned());
+    let processor = object
+        .isa
+        .as_deref()
+        .map_or("unknown", hotswap_code_object::isa_name::processor_of);
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    format!("{index:04}-{}-{}.co", clean(&file), clean(processor))
 }
 
 /// Everything `inspect` says about one code object.
@@ -259,6 +305,7 @@ fn describe(file: &str, found: &Found<'_>) -> CodeObject {
         complete: None,
         unknown: None,
         note: None,
+        extracted: None,
     };
     if amdgpu {
         if let Ok(m) = metadata::read(bytes) {

@@ -76,6 +76,10 @@ enum Command {
         /// Human report: list every A0 site, not only the counts.
         #[arg(long)]
         sites: bool,
+        /// Also write every code object found into DIR (for llvm-objdump and
+        /// other tools), as <index>-<file>-<processor>.co.
+        #[arg(long, value_name = "DIR")]
+        extract: Option<PathBuf>,
     },
     /// Rewrite a gfx1250 B0 code object (or every gfx1250 entry of an
     /// uncompressed offload bundle) for the A0 stepping.
@@ -124,7 +128,12 @@ fn main() -> ExitCode {
         }
     };
     let status = match cli.command {
-        Command::Inspect { files, json, sites } => inspect::run(&files, json, sites),
+        Command::Inspect {
+            files,
+            json,
+            sites,
+            extract,
+        } => inspect::run(&files, json, sites, extract.as_deref()),
         Command::Rewrite {
             input,
             output,

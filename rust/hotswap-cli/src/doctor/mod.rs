@@ -412,6 +412,7 @@ pub fn diagnose(env: &dyn Fn(&str) -> Option<String>) -> Report {
     let would_load = tools_lib.names_hotswap
         && named_entry.is_some()
         && gpus.kfd
+        && gpus.dev_kfd
         && rocr.library.is_some()
         && rocprofiler_register.tools_lib != "skipped";
     let disabled = config.tool_disabled();
@@ -456,7 +457,8 @@ pub fn diagnose(env: &dyn Fn(&str) -> Option<String>) -> Report {
 
 /// The GPUs of the topology, as ROCr would report them.
 fn gpus(env: &dyn Fn(&str) -> Option<String>, config: &Config, rocr: &Rocr) -> Gpus {
-    let topology = topology::read(&topology::sysfs_root());
+    let root = topology::root();
+    let topology = topology::read(&root);
     let override_value = env("HSA_OVERRIDE_GFX_VERSION");
     let overridden = topology::override_version(override_value.as_deref());
     let strict_on =
@@ -514,7 +516,7 @@ fn gpus(env: &dyn Fn(&str) -> Option<String>, config: &Config, rocr: &Rocr) -> G
     Gpus {
         topology: topology.directory.display().to_string(),
         kfd: topology.present,
-        dev_kfd: Path::new("/dev/kfd").exists(),
+        dev_kfd: topology::dev_kfd(&root),
         variables: variables(
             env,
             &[

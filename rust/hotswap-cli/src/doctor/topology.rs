@@ -11,14 +11,15 @@
 //! `HSA_OVERRIDE_GFX_VERSION` (`major.minor.stepping`) replaces every GPU's
 //! version in libhsakmt, so it is applied here too.
 //!
-//! `HOTSWAP_SYSFS_ROOT` (test only) replaces `/sys`, so that tests can give
-//! fake topology trees; nothing else reads it.
+//! `HOTSWAP_TEST_ROOT` (test only) stands for `/` when reading
+//! `/sys/class/kfd` and `/dev/kfd`, so that tests can give fake topology
+//! trees; nothing else reads it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The test-only variable that replaces `/sys`.
-pub const SYSFS_ROOT_VARIABLE: &str = "HOTSWAP_SYSFS_ROOT";
+/// The test-only variable that stands for `/` (see the module documentation).
+pub const TEST_ROOT_VARIABLE: &str = "HOTSWAP_TEST_ROOT";
 /// `HSA_CAP_ASIC_REVISION_MASK` and its shift.
 const ASIC_REVISION_MASK: u64 = 0x03c0_0000;
 const ASIC_REVISION_SHIFT: u32 = 22;
@@ -64,11 +65,17 @@ pub struct Topology {
     pub unreadable: Vec<(String, String)>,
 }
 
-/// The sysfs root: `HOTSWAP_SYSFS_ROOT` when set (tests), else `/sys`.
-pub fn sysfs_root() -> PathBuf {
-    std::env::var_os(SYSFS_ROOT_VARIABLE)
+/// The root the KFD files are read under: `HOTSWAP_TEST_ROOT` when set
+/// (tests), else `/`.
+pub fn root() -> PathBuf {
+    std::env::var_os(TEST_ROOT_VARIABLE)
         .filter(|v| !v.is_empty())
-        .map_or_else(|| PathBuf::from("/sys"), PathBuf::from)
+        .map_or_else(|| PathBuf::from("/"), PathBuf::from)
+}
+
+/// Whether `<root>/dev/kfd` exists (ROCr opens it).
+pub fn dev_kfd(root: &Path) -> bool {
+    root.join("dev/kfd").exists()
 }
 
 /// Parses a `properties` file: `key value` per line; other lines are skipped.
@@ -83,9 +90,9 @@ pub fn parse_properties(text: &str) -> BTreeMap<String, u64> {
         .collect()
 }
 
-/// Reads the topology under `sysfs`.
-pub fn read(sysfs: &Path) -> Topology {
-    let directory = sysfs.join("class/kfd/kfd/topology");
+/// Reads the topology under `root` (`<root>/sys/class/kfd/kfd/topology`).
+pub fn read(root: &Path) -> Topology {
+    let directory = root.join("sys/class/kfd/kfd/topology");
     let mut topology = Topology {
         present: directory.is_dir(),
         directory: directory.clone(),
@@ -194,7 +201,7 @@ mod tests {
 
     #[test]
     fn a_missing_tree_is_not_present() {
-        let t = read(Path::new("/nonexistent-sysfs-root"));
+        let t = read(Path::new("/nonexistent-root"));
         assert!(!t.present && t.nodes.is_empty());
     }
 }

@@ -1,0 +1,62 @@
+# The `hotswap` command line (crate rust/hotswap-cli, binary `hotswap`):
+#   hotswap-cli   IMPORTED executable target: the built `hotswap` binary
+#                 ($<TARGET_FILE:hotswap-cli>), built with the library
+# installed as bin/hotswap in the `runtime` component (the runtime package).
+#
+# With Corrosion the crate is imported with corrosion_import_crate(... CRATES
+# hotswap-cli), which creates the executable target `hotswap`; without it the
+# in-tree route runs `cargo build --bin hotswap` in the same target directory,
+# profile and environment as the library (cmake/HotswapCargo.cmake), so the
+# crates they share are compiled once. `--locked` always. HOTSWAP_CARGO_ENV
+# (the COMGR SONAME) is the library's, so `hotswap doctor` probes the COMGR the
+# library links.
+option(HOTSWAP_BUILD_CLI "Build and install the hotswap command line (bin/hotswap)" ON)
+if(NOT HOTSWAP_BUILD_CLI)
+  return()
+endif()
+
+if(Corrosion_FOUND)
+  corrosion_import_crate(
+    MANIFEST_PATH "${PROJECT_SOURCE_DIR}/Cargo.toml"
+    CRATES hotswap-cli
+    LOCKED)
+  corrosion_set_env_vars(hotswap ${HOTSWAP_CARGO_ENV})
+  add_executable(hotswap-cli IMPORTED GLOBAL)
+  foreach(_property IN ITEMS IMPORTED_LOCATION IMPORTED_LOCATION_DEBUG IMPORTED_LOCATION_RELEASE
+                             IMPORTED_LOCATION_RELWITHDEBINFO IMPORTED_LOCATION_MINSIZEREL)
+    get_target_property(_location hotswap ${_property})
+    if(_location)
+      set_target_properties(hotswap-cli PROPERTIES ${_property} "${_location}")
+    endif()
+  endforeach()
+  add_dependencies(hotswap-cli hotswap)
+else()
+  if(CMAKE_BUILD_TYPE STREQUAL "Debug" OR NOT CMAKE_BUILD_TYPE)
+    set(_hotswap_cli_profile dev)
+    set(_hotswap_cli_profile_dir debug)
+  else()
+    set(_hotswap_cli_profile release)
+    set(_hotswap_cli_profile_dir release)
+  endif()
+  set(_hotswap_cli_binary
+    "${HOTSWAP_CARGO_TARGET_DIR}/${_hotswap_cli_profile_dir}/hotswap${CMAKE_EXECUTABLE_SUFFIX}")
+  add_custom_target(cargo-build_hotswap-cli ALL
+    COMMAND "${CMAKE_COMMAND}" -E env
+            "CARGO_TARGET_DIR=${HOTSWAP_CARGO_TARGET_DIR}" ${HOTSWAP_CARGO_ENV}
+            "${HOTSWAP_CARGO}" build --locked --profile ${_hotswap_cli_profile}
+            --manifest-path "${PROJECT_SOURCE_DIR}/Cargo.toml" --package hotswap-cli --bin hotswap
+    BYPRODUCTS "${_hotswap_cli_binary}"
+    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
+    COMMENT "cargo build --package hotswap-cli (${_hotswap_cli_profile})"
+    USES_TERMINAL
+    VERBATIM)
+  # One cargo at a time in a target directory: after the library's build.
+  add_dependencies(cargo-build_hotswap-cli cargo-build_hsa_hotswap)
+  add_executable(hotswap-cli IMPORTED GLOBAL)
+  set_target_properties(hotswap-cli PROPERTIES IMPORTED_LOCATION "${_hotswap_cli_binary}")
+  add_dependencies(hotswap-cli cargo-build_hotswap-cli)
+endif()
+
+install(PROGRAMS "$<TARGET_FILE:hotswap-cli>"
+  DESTINATION "${CMAKE_INSTALL_BINDIR}"
+  COMPONENT runtime)
