@@ -60,3 +60,18 @@ endif()
 install(PROGRAMS "$<TARGET_FILE:hotswap-cli>"
   DESTINATION "${CMAKE_INSTALL_BINDIR}"
   COMPONENT runtime)
+# `cmake --install --strip` and CPack (CPACK_STRIP_FILES) strip what
+# install(TARGETS) installs; an imported executable is installed as a file, so
+# it is stripped here the same way.
+if(CMAKE_STRIP)
+  install(CODE "
+    if(CMAKE_INSTALL_DO_STRIP)
+      execute_process(COMMAND \"${CMAKE_STRIP}\"
+        \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/hotswap${CMAKE_EXECUTABLE_SUFFIX}\"
+        RESULT_VARIABLE _hotswap_strip)
+      if(NOT _hotswap_strip EQUAL 0)
+        message(FATAL_ERROR \"strip bin/hotswap failed: \${_hotswap_strip}\")
+      endif()
+    endif()"
+    COMPONENT runtime)
+endif()
