@@ -1,6 +1,6 @@
 # The `hotswap` command line (crate rust/hotswap-cli, binary `hotswap`):
-#   hotswap-cli   IMPORTED executable target: the built `hotswap` binary
-#                 ($<TARGET_FILE:hotswap-cli>), built with the library
+#   hotswap-cli   executable target (imported, or an alias of Corrosion's
+#                 `hotswap`): the built binary, $<TARGET_FILE:hotswap-cli>
 # installed as bin/hotswap in the `runtime` component (the runtime package).
 #
 # With Corrosion the crate is imported with corrosion_import_crate(... CRATES
@@ -21,15 +21,9 @@ if(Corrosion_FOUND)
     CRATES hotswap-cli
     LOCKED)
   corrosion_set_env_vars(hotswap ${HOTSWAP_CARGO_ENV})
-  add_executable(hotswap-cli IMPORTED GLOBAL)
-  foreach(_property IN ITEMS IMPORTED_LOCATION IMPORTED_LOCATION_DEBUG IMPORTED_LOCATION_RELEASE
-                             IMPORTED_LOCATION_RELWITHDEBINFO IMPORTED_LOCATION_MINSIZEREL)
-    get_target_property(_location hotswap ${_property})
-    if(_location)
-      set_target_properties(hotswap-cli PROPERTIES ${_property} "${_location}")
-    endif()
-  endforeach()
-  add_dependencies(hotswap-cli hotswap)
+  # Corrosion sets the imported location at the end of the configure step: an
+  # alias follows it.
+  add_executable(hotswap-cli ALIAS hotswap)
 else()
   if(CMAKE_BUILD_TYPE STREQUAL "Debug" OR NOT CMAKE_BUILD_TYPE)
     set(_hotswap_cli_profile dev)
