@@ -77,7 +77,7 @@ enum Command {
         #[arg(long)]
         sites: bool,
         /// Also write every code object found into DIR (for llvm-objdump and
-        /// other tools), as <index>-<file>-<processor>.co.
+        /// other tools), named INDEX-FILE-PROCESSOR.co.
         #[arg(long, value_name = "DIR")]
         extract: Option<PathBuf>,
     },
