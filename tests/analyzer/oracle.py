@@ -18,10 +18,14 @@ wheels: downloads the pinned wheels (sha256-checked, cached outside the build
 tree), extracts their shared libraries, checks the number of code objects per
 processor the containers find, then runs `check` on them. Off CI, an unreachable
 index prints "SKIP: ..." and passes; on CI (CI=true) it fails.
+wheels-mutate: bit flips, truncations and bogus offsets over the wheels' host
+binaries, bundles and CCOBs, over their code objects and over FILE...: the
+container reader, the analysis and same_size_fix must never panic.
 bench: the analyzer over FILE... against llvm-objdump-22 -d over the same
 objects, in one run; prints figures and the ratio (never fails on timing).
 """
 import argparse
+import bisect
 import hashlib
 import json
 import os
@@ -43,6 +47,10 @@ WHEELS = [
      "torch_cluster_rocm-1.6.3.post7-cp312-cp312-manylinux_2_32_x86_64.whl",
      "de4b259663f0c9c56ad0638dafd8d66eb3156d34a8ff1e8933ae10529073fb9e",
      {"gfx1250": 7, "gfx1251": 7}),
+    ("torch-scatter-rocm", "2.1.2.post7", "manylinux_2_32_x86_64",
+     "torch_scatter_rocm-2.1.2.post7-cp312-cp312-manylinux_2_32_x86_64.whl",
+     "6d7d09c22eac2b6e5dd798cca3803595cbcfa967e41873271c923f24fbe7b718",
+     {"gfx1250": 3, "gfx1251": 3}),
     # Compressed bundles (CCOB v3, zstd) of ROCm 7: no gfx1250 object in this
     # version, but 24 objects for 6 other processors behind 4 compressed bundles.
     ("jax-rocm7-plugin", "0.10.0", "manylinux_2_28_x86_64",
@@ -105,19 +113,21 @@ def is_ci():
     return os.environ.get("CI", "").lower() not in ("", "0", "false", "no", "off", "n", "f")
 
 
-LINE = re.compile(r"^\t(\S+)(.*?)\s*// ([0-9A-F]+):")
+LINE = re.compile(r"^\t(\S+)(.*?)\s*// ([0-9A-F]+): ((?:[0-9A-F]{8} ?)+)")
 
 
 def objdump(tool, path, processor):
     """{address: (mnemonic, text)} of llvm-objdump's disassembly, or an error string."""
-    r = subprocess.run([tool, "-d", f"--mcpu={processor}", path], capture_output=True, text=True)
+    r = subprocess.run([tool, "-d", f"--mcpu={processor}", "--mattr=+real-true16", path],
+                       capture_output=True, text=True)
     if r.returncode != 0:
         return f"llvm-objdump exited {r.returncode}: {r.stderr.strip()[:300]}"
     out = {}
     for line in r.stdout.splitlines():
         m = LINE.match(line)
         if m:
-            out[int(m.group(3), 16)] = (m.group(1), m.group(1) + m.group(2))
+            words = "".join(int(w, 16).to_bytes(4, "little").hex() for w in m.group(4).split())
+            out[int(m.group(3), 16)] = (m.group(1), m.group(1) + m.group(2), words)
     return out
 
 
@@ -146,7 +156,7 @@ def reconcile(ref, insns, f, unknown_at):
         if skip_to is not None and a < skip_to:
             continue
         skip_to = None
-        m, _ = insns[a]
+        m = insns[a][0]
         if m == ".long":
             site = sites.get(a)
             if site is not None:
@@ -167,7 +177,7 @@ def oracle_counts(insns, addrs, f):
     counts = {c: 0 for c in CLASSES}
     fsb_long = {s["offset"] for s in f["sites"] if s["class"] == "flat_scratch_base_64"}
     for i, a in enumerate(addrs):
-        m, t = insns[a]
+        m, t = insns[a][0], insns[a][1]
         if m == ".long" and a in fsb_long:
             # Verified from the raw words in reconcile().
             counts["flat_scratch_base_64"] += 1
@@ -178,7 +188,7 @@ def oracle_counts(insns, addrs, f):
         if m in INT_WMMA:
             nops = 0
             for b in addrs[i + 1:]:
-                n, _ = insns[b]
+                n = insns[b][0]
                 if n.startswith("v_nop"):
                     nops += 1
                     if nops >= 8:
@@ -188,6 +198,48 @@ def oracle_counts(insns, addrs, f):
             if nops < 8:
                 counts["wmma_int_spacing"] += 1
     return counts
+
+
+def fixed_mnemonic(cls, mnemonic):
+    """What a same-size fix must disassemble to."""
+    if cls == "cluster_load":
+        return mnemonic.replace("cluster_load", "global_load")
+    if cls == "barrier_signal_isfirst":
+        return "s_barrier_signal"
+    if cls in ("s_clause", "s_sethalt"):
+        return "s_nop"
+    return None  # wmma_scale, flat_scratch_base_64: the same instruction
+
+
+def check_fixes(mc, fixes):
+    """Each distinct same-size replacement, disassembled by llvm-mc-22, is the
+    documented A0 form with the same operands where the form keeps them."""
+    failures = []
+    for cls, mnemonic, before, after in sorted(fixes):
+        texts = []
+        for hexbytes in (before, after):
+            data = " ".join(f"0x{hexbytes[i:i + 2]}" for i in range(0, len(hexbytes), 2))
+            r = subprocess.run([mc, "--disassemble", "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx1250",
+                                "-mattr=+real-true16"], input=data, capture_output=True, text=True)
+            lines = [l.strip() for l in r.stdout.splitlines() if l.strip() and not l.strip().startswith(".")]
+            texts.append(lines[0] if lines and "invalid" not in r.stderr else "<invalid>")
+        old, new = texts
+        want = fixed_mnemonic(cls, mnemonic)
+        ok = new != "<invalid>" and len(after) == len(before)
+        if cls == "flat_scratch_base_64":
+            # LLVM 22 cannot disassemble the B0 form (selector 231 in a 64-bit
+            # source): the A0 form names src_flat_scratch_base_lo instead.
+            ok = ok and "src_flat_scratch_base_lo" in new and "_hi" not in new
+        elif want is None:
+            ok = ok and new == old
+        else:
+            ok = ok and new.split()[0] == want
+            if cls in ("cluster_load", "barrier_signal_isfirst"):
+                ok = ok and new.split(None, 1)[1:] == old.split(None, 1)[1:]
+        print(f"fix: {cls}: {old} -> {new}")
+        if not ok:
+            failures.append(f"same-size fix of {cls}: {old} -> {new}")
+    return failures
 
 
 def scan(a0_scan, work, files):
@@ -231,6 +283,7 @@ def check(args, files, expected_processors=None):
               "count_mismatches": 0, "crashes": 0, "stopped_where_llvm_fails": 0,
               "fsb_hi_sites_llvm_rejects": 0}
     class_totals = {c: 0 for c in CLASSES}
+    fixes = set()
     for r, insns in zip(analysed, listings):
         totals["objects"] += 1
         if isinstance(insns, str):
@@ -238,6 +291,7 @@ def check(args, files, expected_processors=None):
             failures.append(f"{r['object']} ({r['file']}): {insns}")
             continue
         unknown_at = {u["vaddr"] for u in r["unknown"]}
+        keys = sorted(insns)
         for f in r["functions"]:
             totals["functions"] += 1
             lo, hi = f["offset"], f["offset"] + f["size"]
@@ -263,12 +317,26 @@ def check(args, files, expected_processors=None):
                 failures.append(f"{r['object']} {f['name']}: class counts (walker, objdump) {diff}")
             for site in f["sites"]:
                 class_totals[site["class"]] += 1
+                # The site's file bytes are the bytes objdump shows at its address.
+                lo_i = bisect.bisect_left(keys, site["offset"])
+                hi_i = bisect.bisect_left(keys, site["offset"] + site["len"])
+                shown = "".join(insns[b][2] for b in keys[lo_i:hi_i])
+                if shown != site["bytes"]:
+                    failures.append(f"{r['object']} {f['name']}: site at {site['offset']:#x}: file "
+                                    f"offset {site['file_offset']:#x} holds {site['bytes']}, objdump "
+                                    f"shows {shown}")
+                if site["fixed"] and site["fix"] == "same-size":
+                    fixes.add((site["class"], site["mnemonic"], site["bytes"], site["fixed"]))
+                elif site["fix"] == "same-size":
+                    failures.append(f"{r['object']}: same-size site without a fix: {site}")
                 if site["class"] == "flat_scratch_base_64":
                     continue
                 m = insns.get(site["offset"], ("?",))[0]
                 if m != site["mnemonic"]:
                     failures.append(f"{r['object']} {f['name']}: site at {site['offset']:#x} is "
                                     f"{site['mnemonic']}, objdump says {m}")
+    totals["same_size_fixes_checked"] = len(fixes)
+    failures += check_fixes(args.mc, fixes)
     print("analyzer vs llvm-objdump-22: " + ", ".join(f"{k} {v}" for k, v in totals.items()))
     print("sites: " + ", ".join(f"{c} {n}" for c, n in class_totals.items()))
     for f in failures[:40]:
@@ -333,17 +401,34 @@ def bench(args, files):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["check", "wheels", "bench", "wheels-bench"])
+    p.add_argument("mode", choices=["check", "wheels", "bench", "wheels-bench", "wheels-mutate"])
     p.add_argument("--scan", required=True)
     p.add_argument("--objdump", required=True)
+    p.add_argument("--mc", default=None, help="llvm-mc-22 (default: beside --objdump)")
     p.add_argument("--work", required=True)
     p.add_argument("--cache", default=os.environ.get("HOTSWAP_DOWNLOAD_CACHE")
                    or str(Path.home() / ".cache" / "hotswap"))
     p.add_argument("--bench-rounds", type=int, default=20)
+    p.add_argument("--mutation-rounds", type=int, default=2000)
+    p.add_argument("--require-all-classes", action="store_true",
+                   help="fail unless every A0 class has at least one site")
     p.add_argument("files", nargs="*")
     args = p.parse_intermixed_args()
+    if args.mc is None:
+        args.mc = str(Path(args.objdump).with_name(Path(args.objdump).name.replace("objdump", "mc")))
     Path(args.work).mkdir(parents=True, exist_ok=True)
     files = list(args.files)
+    if args.mode == "wheels-mutate":
+        wheels, why = fetch_wheels(Path(args.cache) / "wheels")
+        if wheels is None:
+            if is_ci():
+                print(f"error: {why}")
+                return 1
+            print(f"note: {why}: mutating the corpus only")
+            wheels = []
+        files = extract(wheels, args.work) + files
+        r = subprocess.run([args.scan, "mutate", str(args.mutation_rounds)] + [str(f) for f in files])
+        return r.returncode
     if args.mode in ("wheels", "wheels-bench"):
         wheels, why = fetch_wheels(Path(args.cache) / "wheels")
         if wheels is None:
@@ -366,6 +451,12 @@ def main():
         bench(args, files)
         return 0
     failures, analysed = check(args, files)
+    if args.require_all_classes:
+        seen = {s["class"] for r in analysed for f in r["functions"] for s in f["sites"]}
+        missing = [c for c in CLASSES if c not in seen]
+        if missing:
+            failures.append(f"no site of {missing} in the corpus")
+            print(f"MISMATCH: the corpus has no site of {missing}")
     if not analysed:
         print("error: no gfx125x code object found")
         return 1

@@ -5,6 +5,7 @@
 //! ```text
 //! a0_scan dump OUT_DIR FILE...   # writes each gfx125x object to OUT_DIR/<n>.co
 //! a0_scan bench ROUNDS FILE...   # times container reading + analysis
+//! a0_scan mutate ROUNDS FILE...  # mutated containers and code objects must not panic
 //! ```
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -84,8 +85,14 @@ fn dump(out_dir: &str, files: &[String]) -> std::io::Result<()> {
                     .sites
                     .iter()
                     .map(|s| {
+                        let start = s.file_offset as usize;
+                        let original = &found.bytes[start..start + usize::from(s.len)];
+                        let fixed = gfx1250::same_size_fix(s.class, original).map_or("null".into(), |b| {
+                            format!("\"{}\"", b.iter().map(|x| format!("{x:02x}")).collect::<String>())
+                        });
+                        let hex: String = original.iter().map(|x| format!("{x:02x}")).collect();
                         format!(
-                            "{{\"offset\":{},\"file_offset\":{},\"len\":{},\"class\":\"{}\",\"mnemonic\":\"{}\",\"fix\":\"{}\",\"needs_change\":{}}}",
+                            "{{\"offset\":{},\"file_offset\":{},\"len\":{},\"class\":\"{}\",\"mnemonic\":\"{}\",\"fix\":\"{}\",\"needs_change\":{},\"bytes\":\"{hex}\",\"fixed\":{fixed}}}",
                             s.vaddr, s.file_offset, s.len, s.class, s.mnemonic, s.fix.as_str(), s.needs_change
                         )
                     })
@@ -152,13 +159,127 @@ fn bench(rounds: u32, files: &[String]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A xorshift generator: deterministic mutations, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// One mutation of `bytes`: a bit flip, a truncation, or a bogus 16/32/64-bit
+/// value (huge, zero, just past the end, or random), at a position near one of
+/// `hot` (headers, container magics) or anywhere.
+fn mutate_once(rng: &mut Rng, bytes: &mut Vec<u8>, hot: &[usize]) {
+    if bytes.is_empty() {
+        return;
+    }
+    let len = bytes.len();
+    let at = if !hot.is_empty() && rng.below(4) != 0 {
+        (hot[rng.below(hot.len())] + rng.below(256)).min(len - 1)
+    } else {
+        rng.below(len)
+    };
+    match rng.below(5) {
+        0 => bytes[at] ^= 1 << rng.below(8),
+        1 => bytes.truncate(rng.below(len)),
+        _ => {
+            let width = [2, 4, 8][rng.below(3)];
+            let value = match rng.below(4) {
+                0 => u64::MAX,
+                1 => 0,
+                2 => len as u64 + rng.below(64) as u64,
+                _ => rng.next(),
+            };
+            let end = (at + width).min(len);
+            let value = value.to_le_bytes();
+            bytes[at..end].copy_from_slice(&value[..end - at]);
+        }
+    }
+}
+
+/// Exercises everything a caller reaches from untrusted bytes.
+fn consume(bytes: &[u8]) -> usize {
+    let mut n = 0;
+    for found in container::find(bytes).objects {
+        if let Ok(a) = gfx1250::analyze(&found.bytes) {
+            for site in a.sites() {
+                let start = site.file_offset as usize;
+                if let Some(b) = found.bytes.get(start..start + usize::from(site.len)) {
+                    let _ = gfx1250::same_size_fix(site.class, b);
+                }
+            }
+            n += 1;
+        }
+    }
+    n
+}
+
+fn mutate(rounds: usize, files: &[String]) -> std::io::Result<()> {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let (mut containers, mut objects, mut analysed) = (0usize, 0usize, 0usize);
+    for file in files {
+        let original = std::fs::read(file)?;
+        let magic = |m: &[u8]| -> Vec<usize> {
+            original
+                .windows(m.len())
+                .enumerate()
+                .filter(|(_, w)| *w == m)
+                .map(|(i, _)| i)
+                .take(64)
+                .collect()
+        };
+        let mut hot = vec![0, 64];
+        hot.extend(magic(container::BUNDLE_MAGIC));
+        hot.extend(magic(container::CCOB_MAGIC));
+        // Mutated containers: fewer rounds for large host binaries.
+        let container_rounds = (rounds * 64 * 1024 / original.len().max(1)).clamp(20, rounds);
+        for _ in 0..container_rounds {
+            let mut bytes = original.clone();
+            for _ in 0..=rng.below(3) {
+                mutate_once(&mut rng, &mut bytes, &hot);
+            }
+            analysed += consume(&bytes);
+            containers += 1;
+        }
+        // Mutated code objects (headers, tables, notes, code).
+        for found in container::find(&original).objects {
+            if gfx1250::analyze(&found.bytes).is_err() {
+                continue;
+            }
+            let co = found.bytes.to_vec();
+            let hot: Vec<usize> = (0..co.len()).step_by(64).collect();
+            for _ in 0..rounds {
+                let mut bytes = co.clone();
+                for _ in 0..=rng.below(3) {
+                    mutate_once(&mut rng, &mut bytes, &hot);
+                }
+                analysed += consume(&bytes);
+                objects += 1;
+            }
+        }
+    }
+    println!(
+        "mutation: {containers} mutated containers and {objects} mutated code objects, {analysed} analyses, no panic"
+    );
+    Ok(())
+}
+
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("dump") if args.len() >= 2 => dump(&args[1], &args[2..]),
         Some("bench") if args.len() >= 2 => bench(args[1].parse().unwrap_or(1), &args[2..]),
+        Some("mutate") if args.len() >= 2 => mutate(args[1].parse().unwrap_or(100), &args[2..]),
         _ => {
-            eprintln!("usage: a0_scan dump OUT_DIR FILE... | a0_scan bench ROUNDS FILE...");
+            eprintln!("usage: a0_scan dump OUT_DIR FILE... | bench ROUNDS FILE... | mutate ROUNDS FILE...");
             std::process::exit(2)
         }
     }

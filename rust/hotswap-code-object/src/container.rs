@@ -275,7 +275,9 @@ fn scan<'a>(region: &'a [u8], base: u64, host: bool, limits: Limits, out: &mut C
                 }
                 Err(e) => {
                     out.errors.push(e);
-                    None
+                    // Past the stated total size when it is plausible: the
+                    // compressed stream may hold bytes that look like a magic.
+                    ccob_extent(rest)
                 }
             }
         };
@@ -290,6 +292,18 @@ fn next_magic(region: &[u8], from: usize) -> Option<usize> {
     (0..rest.len())
         .find(|&i| rest[i..].starts_with(CCOB_MAGIC) || rest[i..].starts_with(BUNDLE_MAGIC))
         .map(|i| from + i)
+}
+
+/// The total size a `CCOB` v2/v3 header states, if it lies within `ccob`.
+fn ccob_extent(ccob: &[u8]) -> Option<usize> {
+    let (header_len, total) = match elf::u16_at(ccob, 4)? {
+        2 => (24, u64::from(elf::u32_at(ccob, 8)?)),
+        3 => (32, elf::u64_at(ccob, 8)?),
+        _ => return None,
+    };
+    usize::try_from(total)
+        .ok()
+        .filter(|&t| t >= header_len && t <= ccob.len())
 }
 
 /// A bundle's entries (id, offset, size), non-empty ones only, and its extent
@@ -396,4 +410,303 @@ fn read_ccob(
         compression,
     };
     Ok((kind, out, total as usize))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::GFX1250_PROBE;
+
+    const HOST_ID: &str = "host-x86_64-unknown-linux-gnu-";
+    const DEVICE_ID: &str = "hipv4-amdgcn-amd-amdhsa--gfx1250";
+
+    /// An uncompressed bundle: an empty host entry and `objects` (id, bytes),
+    /// each entry's bytes 8-aligned after the header, as clang lays them out.
+    fn bundle(objects: &[(&str, &[u8])]) -> Vec<u8> {
+        let entries: Vec<(&str, &[u8])> = std::iter::once((HOST_ID, &[][..]))
+            .chain(objects.iter().copied())
+            .collect();
+        let header_len: usize = 32 + entries.iter().map(|(id, _)| 24 + id.len()).sum::<usize>();
+        let mut data_at = header_len.next_multiple_of(8);
+        let mut out = Vec::new();
+        out.extend_from_slice(BUNDLE_MAGIC);
+        out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+        let mut layout = Vec::new();
+        for (id, bytes) in &entries {
+            let offset = if bytes.is_empty() { 0 } else { data_at };
+            out.extend_from_slice(&(offset as u64).to_le_bytes());
+            out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            out.extend_from_slice(&(id.len() as u64).to_le_bytes());
+            out.extend_from_slice(id.as_bytes());
+            if !bytes.is_empty() {
+                layout.push((offset, *bytes));
+                data_at = (data_at + bytes.len()).next_multiple_of(8);
+            }
+        }
+        for (offset, bytes) in layout {
+            out.resize(offset, 0);
+            out.extend_from_slice(bytes);
+        }
+        out
+    }
+
+    /// A compressed bundle of `inner` (an uncompressed bundle).
+    fn ccob(version: u16, compression: Compression, inner: &[u8]) -> Vec<u8> {
+        let data = match compression {
+            Compression::Zlib => miniz_oxide::deflate::compress_to_vec_zlib(inner, 6),
+            Compression::Zstd => ruzstd::encoding::compress_to_vec(
+                inner,
+                ruzstd::encoding::CompressionLevel::Fastest,
+            ),
+        };
+        let method: u16 = match compression {
+            Compression::Zlib => 0,
+            Compression::Zstd => 1,
+        };
+        let mut out = Vec::new();
+        out.extend_from_slice(CCOB_MAGIC);
+        out.extend_from_slice(&version.to_le_bytes());
+        out.extend_from_slice(&method.to_le_bytes());
+        if version == 2 {
+            out.extend_from_slice(&((24 + data.len()) as u32).to_le_bytes());
+            out.extend_from_slice(&(inner.len() as u32).to_le_bytes());
+        } else {
+            out.extend_from_slice(&((32 + data.len()) as u64).to_le_bytes());
+            out.extend_from_slice(&(inner.len() as u64).to_le_bytes());
+        }
+        out.extend_from_slice(&0x1234_5678_9abc_def0u64.to_le_bytes()); // hash, unchecked
+        out.extend_from_slice(&data);
+        out
+    }
+
+    /// A minimal x86-64 host ELF with a `.hip_fatbin` section holding `fatbin`.
+    fn host_elf(fatbin: &[u8]) -> Vec<u8> {
+        let names = b"\0.shstrtab\0.hip_fatbin\0";
+        let mut out = vec![0u8; 64];
+        out[..4].copy_from_slice(b"\x7fELF");
+        out[4] = 2;
+        out[5] = 1;
+        out[6] = 1;
+        out[16..18].copy_from_slice(&3u16.to_le_bytes()); // ET_DYN
+        out[18..20].copy_from_slice(&62u16.to_le_bytes()); // EM_X86_64
+        let fatbin_at = 0x1000usize;
+        out.resize(fatbin_at, 0);
+        out.extend_from_slice(fatbin);
+        let names_at = out.len();
+        out.extend_from_slice(names);
+        while out.len() % 8 != 0 {
+            out.push(0);
+        }
+        let shoff = out.len();
+        let sh = |name: u32, sh_type: u32, offset: usize, size: usize| {
+            let mut s = [0u8; 64];
+            s[..4].copy_from_slice(&name.to_le_bytes());
+            s[4..8].copy_from_slice(&sh_type.to_le_bytes());
+            s[24..32].copy_from_slice(&(offset as u64).to_le_bytes());
+            s[32..40].copy_from_slice(&(size as u64).to_le_bytes());
+            s
+        };
+        let table = [
+            sh(0, 0, 0, 0),
+            sh(1, 3, names_at, names.len()),
+            sh(11, 1, fatbin_at, fatbin.len()),
+        ];
+        for s in table {
+            out.extend_from_slice(&s);
+        }
+        out[40..48].copy_from_slice(&(shoff as u64).to_le_bytes());
+        out[58..60].copy_from_slice(&64u16.to_le_bytes());
+        out[60..62].copy_from_slice(&3u16.to_le_bytes());
+        out[62..64].copy_from_slice(&1u16.to_le_bytes());
+        out
+    }
+
+    fn ids(contents: &Contents<'_>) -> Vec<(Kind, String, usize)> {
+        contents
+            .objects
+            .iter()
+            .map(|f| {
+                (
+                    f.kind,
+                    f.bundle_id.clone().unwrap_or_default(),
+                    f.bytes.len(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn bare_code_object() {
+        let c = find(GFX1250_PROBE);
+        assert!(c.errors.is_empty());
+        assert_eq!(c.objects.len(), 1);
+        assert_eq!(c.objects[0].kind, Kind::Bare);
+        assert_eq!(&*c.objects[0].bytes, GFX1250_PROBE);
+    }
+
+    #[test]
+    fn uncompressed_bundle() {
+        let b = bundle(&[
+            (DEVICE_ID, GFX1250_PROBE),
+            ("hipv4-amdgcn-amd-amdhsa--gfx942", b"other"),
+        ]);
+        let c = find(&b);
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        assert_eq!(
+            ids(&c),
+            vec![
+                (Kind::Bundle, DEVICE_ID.to_string(), GFX1250_PROBE.len()),
+                (
+                    Kind::Bundle,
+                    "hipv4-amdgcn-amd-amdhsa--gfx942".to_string(),
+                    5
+                )
+            ]
+        );
+        assert_eq!(&*c.objects[0].bytes, GFX1250_PROBE);
+        let at = c.objects[0].offset.unwrap() as usize;
+        assert_eq!(&b[at..at + GFX1250_PROBE.len()], GFX1250_PROBE);
+    }
+
+    #[test]
+    fn compressed_bundles_v2_v3_zlib_zstd() {
+        let inner = bundle(&[(DEVICE_ID, GFX1250_PROBE)]);
+        for version in [2, 3] {
+            for compression in [Compression::Zlib, Compression::Zstd] {
+                let input = ccob(version, compression, &inner);
+                let c = find(&input);
+                assert!(
+                    c.errors.is_empty(),
+                    "{version} {compression:?}: {:?}",
+                    c.errors
+                );
+                assert_eq!(c.objects.len(), 1);
+                assert_eq!(
+                    c.objects[0].kind,
+                    Kind::CompressedBundle {
+                        version,
+                        compression
+                    }
+                );
+                assert_eq!(&*c.objects[0].bytes, GFX1250_PROBE);
+            }
+        }
+    }
+
+    #[test]
+    fn host_elf_with_padded_bundles() {
+        let plain = bundle(&[(DEVICE_ID, GFX1250_PROBE)]);
+        let zstd = ccob(3, Compression::Zstd, &plain);
+        let zlib = ccob(2, Compression::Zlib, &plain);
+        let mut fatbin = plain.clone();
+        fatbin.resize(fatbin.len().next_multiple_of(4096), 0);
+        fatbin.extend_from_slice(&zstd);
+        fatbin.resize(fatbin.len() + 100, 0);
+        fatbin.extend_from_slice(&zlib);
+        let elf = host_elf(&fatbin);
+        let c = find(&elf);
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        assert_eq!(c.objects.len(), 3);
+        assert!(c
+            .objects
+            .iter()
+            .all(|f| f.in_host_elf && &*f.bytes == GFX1250_PROBE));
+        assert_eq!(c.objects[0].container_offset, 0x1000);
+    }
+
+    #[test]
+    fn container_errors() {
+        assert_eq!(find(b"garbage").errors, vec![ContainerError::NotAContainer]);
+        assert_eq!(
+            find(&host_elf(b"")[..70]).errors,
+            vec![ContainerError::BadElf(
+                "section header table outside the object"
+            )]
+        );
+        let mut no_fatbin = host_elf(b"xx");
+        let name_at = no_fatbin
+            .windows(11)
+            .position(|w| w == b".hip_fatbin")
+            .unwrap();
+        no_fatbin[name_at + 1] = b'X';
+        assert_eq!(
+            find(&no_fatbin).errors,
+            vec![ContainerError::NoFatbinSection]
+        );
+
+        let b = bundle(&[(DEVICE_ID, GFX1250_PROBE)]);
+        assert_eq!(
+            find(&b[..30]).errors,
+            vec![ContainerError::BundleTruncated(0)]
+        );
+        let mut lying = b.clone();
+        lying[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(
+            find(&lying).errors,
+            vec![ContainerError::BundleTruncated(0)]
+        );
+        let mut outside = b.clone();
+        // The device entry's size (second entry: 32 + 24 + host id, then offset, size).
+        let size_at = 32 + 24 + HOST_ID.len() + 8;
+        outside[size_at..size_at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(
+            find(&outside).errors,
+            vec![ContainerError::BundleEntryOutOfBounds(0, 1)]
+        );
+
+        let z = ccob(3, Compression::Zstd, &b);
+        assert_eq!(
+            find(&z[..20]).errors,
+            vec![ContainerError::CcobTruncated(0)]
+        );
+        let mut v1 = z.clone();
+        v1[4] = 1;
+        // Version 1 states no total size: the scan goes on inside its stream.
+        assert_eq!(
+            find(&v1).errors[0],
+            ContainerError::CcobUnsupportedVersion(0, 1)
+        );
+        let mut method = z.clone();
+        method[6] = 7;
+        assert_eq!(
+            find(&method).errors,
+            vec![ContainerError::CcobUnknownMethod(0, 7)]
+        );
+        let mut size = z.clone();
+        size[8..16].copy_from_slice(&(z.len() as u64 + 1).to_le_bytes());
+        assert_eq!(find(&size).errors[0], ContainerError::CcobBadSize(0));
+        let small = Limits {
+            max_decompressed: 100,
+        };
+        assert_eq!(
+            find_with(&z, small).errors,
+            vec![ContainerError::CcobTooLarge(0, b.len() as u64)]
+        );
+        let mut stated = z.clone();
+        stated[16..24].copy_from_slice(&(b.len() as u64 - 1).to_le_bytes());
+        assert!(matches!(
+            find(&stated).errors[..],
+            [ContainerError::CcobDecompression(0, _)]
+        ));
+        let mut corrupt = ccob(2, Compression::Zlib, &b);
+        let n = corrupt.len();
+        corrupt[30..n - 8].fill(0xA5);
+        assert!(matches!(
+            find(&corrupt).errors[..],
+            [ContainerError::CcobDecompression(0, _)]
+        ));
+    }
+
+    #[test]
+    fn one_bad_bundle_does_not_hide_the_next() {
+        let good = bundle(&[(DEVICE_ID, GFX1250_PROBE)]);
+        let mut bad = ccob(3, Compression::Zstd, &good);
+        bad[6] = 9;
+        let mut fatbin = bad;
+        fatbin.extend_from_slice(&good);
+        let elf = host_elf(&fatbin);
+        let c = find(&elf);
+        assert_eq!(c.errors, vec![ContainerError::CcobUnknownMethod(0x1000, 9)]);
+        assert_eq!(c.objects.len(), 1);
+    }
 }

@@ -24,8 +24,15 @@ SRCS = (10, 20, 40)
 
 
 def disasm(words):
+    """The first line of the disassembly, in LLVM's default (fake16) mode or, when
+    that fails, with real true16 operands (which ROCm's compilers emit: e.g.
+    v_mov_b16_e32 decodes only in that mode); None when neither decodes."""
+    return disasm_mode(words, []) or disasm_mode(words, ["-mattr=+real-true16"])
+
+
+def disasm_mode(words, attrs):
     text = " ".join(f"0x{b:02x}" for w in words for b in w.to_bytes(4, "little"))
-    r = subprocess.run([MC, "--disassemble", "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx1250"],
+    r = subprocess.run([MC, "--disassemble", "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx1250"] + attrs,
                        input=text, capture_output=True, text=True)
     lines = [l.strip() for l in r.stdout.splitlines() if l.strip() and not l.strip().startswith(".")]
     if "invalid" in r.stderr or not lines:
@@ -42,7 +49,8 @@ def fields(line, count):
         if re.search(rf"\bs\[{n}:{n + 1}\]", ops):
             used |= 1 << i
             wide |= 1 << i
-        elif re.search(rf"\bs\[{n}:\d+\]", ops) or re.search(rf"\bs{n}\b", ops):
+        elif re.search(rf"\bs\[{n}:\d+\]", ops) or re.search(rf"\bs{n}\b", ops) \
+            or re.search(rf"\bs{n}\.[lh]\b", ops):
             used |= 1 << i
     return used, wide
 

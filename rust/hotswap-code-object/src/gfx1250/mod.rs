@@ -18,6 +18,46 @@
 //! not rely on it. Nothing is ever guessed.
 //!
 //! The class definitions are on [`A0Class`]'s variants.
+//!
+//! Every code object of a file, per function, as the `hotswap inspect` JSON
+//! wants it:
+//!
+//! ```
+//! use hotswap_code_object::container;
+//! use hotswap_code_object::gfx1250::{self, A0Class};
+//!
+//! let file: &[u8] = hotswap_code_object::GFX1250_PROBE; // or a bundle, a host .so...
+//! for found in container::find(file).objects {
+//!     let Ok(analysis) = gfx1250::analyze(&found.bytes) else {
+//!         continue; // another processor, or not a code object
+//!     };
+//!     for f in &analysis.functions {
+//!         let a0: Vec<(&str, usize)> = f.counts().map(|(c, n)| (c.as_str(), n)).collect();
+//!         assert_eq!(a0.len(), A0Class::ALL.len());
+//!         for s in &f.sites {
+//!             let _ = (s.vaddr, s.class.as_str(), s.mnemonic, s.fix.as_str());
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! A same-size rewrite patches `file_offset..file_offset + len` of the code
+//! object's bytes, after checking [`Analysis::is_complete`] and that no site
+//! needs growth:
+//!
+//! ```
+//! use hotswap_code_object::gfx1250::{self, Fix};
+//!
+//! let original: &[u8] = hotswap_code_object::GFX1250_PROBE;
+//! let analysis = gfx1250::analyze(original).unwrap();
+//! assert!(analysis.is_complete() && analysis.sites().all(|s| s.fix == Fix::SameSize));
+//! let mut out = original.to_vec();
+//! for site in analysis.sites().filter(|s| s.needs_change) {
+//!     let range = site.file_offset as usize..site.file_offset as usize + usize::from(site.len);
+//!     let fixed = gfx1250::same_size_fix(site.class, &out[range.clone()]).unwrap();
+//!     out[range].copy_from_slice(&fixed);
+//! }
+//! ```
 
 pub mod walker;
 
@@ -68,7 +108,7 @@ pub enum A0Class {
     WmmaF4,
     /// Scaled WMMAs (VOP3PX2/PX3, 16 bytes). Block-32 scales
     /// (`v_wmma_scale_*`): same size, the unused `scale_src2` field (bits
-    /// [58:50]) set to 0x100 (VGPR0), [`Site::needs_change`] telling whether it
+    /// \[58:50\]) set to 0x100 (VGPR0), [`Site::needs_change`] telling whether it
     /// is not already; block-16 scales (`v_wmma_scale16_*`): split (growth).
     WmmaScale,
     /// `v_cvt_pk_fp8_f32`, `v_cvt_sr_fp8_f32`, `v_cvt_f32_fp8` in VOP3 form with
@@ -221,6 +261,11 @@ impl Function {
     /// The number of sites of `class`.
     pub fn count(&self, class: A0Class) -> usize {
         self.sites.iter().filter(|s| s.class == class).count()
+    }
+
+    /// The number of sites of every class, in [`A0Class::ALL`] order.
+    pub fn counts(&self) -> impl Iterator<Item = (A0Class, usize)> + '_ {
+        A0Class::ALL.into_iter().map(|c| (c, self.count(c)))
     }
 }
 
@@ -866,4 +911,151 @@ pub fn same_size_fix(class: A0Class, original: &[u8]) -> Option<Vec<u8>> {
         _ => return None,
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::GFX1250_PROBE;
+
+    #[test]
+    fn class_names_are_stable() {
+        let names: Vec<&str> = A0Class::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "cluster_load",
+                "barrier_signal_isfirst",
+                "s_clause",
+                "s_sethalt",
+                "ds_2addr",
+                "ds_addtid",
+                "tensor_lds",
+                "wmma_k128",
+                "wmma_f4",
+                "wmma_scale",
+                "fp8_clamp",
+                "wmma_int_spacing",
+                "flat_scratch_base_64"
+            ]
+        );
+        for c in A0Class::ALL {
+            assert_eq!(A0Class::from_name(c.as_str()), Some(c));
+        }
+        assert_eq!(Fix::SameSize.as_str(), "same-size");
+        assert_eq!(Fix::Growth.as_str(), "growth");
+    }
+
+    #[test]
+    fn probe_object_is_walked_completely() {
+        let a = analyze(GFX1250_PROBE).unwrap();
+        assert!(a.is_complete());
+        assert_eq!(a.isa, "amdgcn-amd-amdhsa--gfx1250");
+        assert_eq!(a.processor, "gfx1250");
+        assert_eq!(a.code_object_version, 5);
+        let names: Vec<(&str, u64, u64, u64)> = a
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.vaddr, f.size, f.instructions))
+            .collect();
+        // llvm-objdump-22: 6 instructions in hotswap_kernel, 5 in the callee.
+        assert_eq!(
+            names,
+            [
+                ("hotswap_kernel", 0x1600, 44, 6),
+                ("__clang_ocl_kern_imp_hotswap_kernel", 0x162c, 28, 5)
+            ]
+        );
+        assert_eq!(a.functions[0].file_offset, Some(0x600));
+        assert_eq!(a.kernels.len(), 1);
+        assert_eq!(a.kernels[0].name, "hotswap_kernel");
+        assert_eq!(a.kernels[0].entry_vaddr, Some(0x1600));
+        assert_eq!(a.sites().count(), 0);
+    }
+
+    #[test]
+    fn other_processors_are_not_analysed() {
+        let mut gfx942 = GFX1250_PROBE.to_vec();
+        gfx942[48..52].copy_from_slice(&0x4cu32.to_le_bytes());
+        assert_eq!(analyze(&gfx942), Err(AnalyzeError::NotGfx125("gfx942")));
+        assert!(matches!(analyze(b"not an elf"), Err(AnalyzeError::Isa(_))));
+    }
+
+    #[test]
+    fn a_cut_text_section_makes_the_analysis_incomplete() {
+        let mut o = GFX1250_PROBE.to_vec();
+        // An unknown encoding (VEXPORT) as hotswap_kernel's third instruction.
+        o[0x610..0x614].copy_from_slice(&0xF800_0000u32.to_le_bytes());
+        let a = analyze(&o).unwrap();
+        assert!(!a.is_complete());
+        assert_eq!(
+            a.unknown,
+            [Undecodable {
+                function: "hotswap_kernel".into(),
+                vaddr: 0x1610,
+                first_dword: Some(0xF800_0000),
+                reason: DecodeError::Unknown
+            }]
+        );
+        assert!(a.functions[0].incomplete);
+        assert_eq!(a.functions[0].instructions, 2);
+    }
+
+    fn fix(class: A0Class, bytes: &[u8]) -> Option<Vec<u8>> {
+        same_size_fix(class, bytes)
+    }
+
+    #[test]
+    fn same_size_fixes_match_llvm_encodings() {
+        // Expected bytes from llvm-mc-22 -show-encoding (gfx1250-a0.md §3.4).
+        let cluster = [0x7c, 0xc0, 0x19, 0xee, 0, 0, 0, 0, 2, 0, 0, 0];
+        let global = [0x7c, 0x00, 0x05, 0xee, 0, 0, 0, 0, 2, 0, 0, 0];
+        assert_eq!(fix(A0Class::ClusterLoad, &cluster).unwrap(), global);
+        // saddr form: same op field change, saddr kept.
+        let cluster_saddr = [0x02, 0x00, 0x1a, 0xee, 0, 0, 0, 0, 1, 0, 0, 0];
+        let global_saddr = [0x02, 0x40, 0x05, 0xee, 0, 0, 0, 0, 1, 0, 0, 0];
+        assert_eq!(
+            fix(A0Class::ClusterLoad, &cluster_saddr).unwrap(),
+            global_saddr
+        );
+        // cluster_load_async_to_lds_b128 -> global_load_async_to_lds_b128.
+        let async128 = [0x7c, 0x40, 0x1b, 0xee, 1, 0, 0, 0, 2, 0, 0, 0];
+        let gasync128 = [0x7c, 0x80, 0x18, 0xee, 1, 0, 0, 0, 2, 0, 0, 0];
+        assert_eq!(fix(A0Class::ClusterLoad, &async128).unwrap(), gasync128);
+        assert_eq!(
+            fix(A0Class::BarrierSignalIsfirst, &[0xc1, 0x4f, 0x80, 0xbe]).unwrap(),
+            [0xc1, 0x4e, 0x80, 0xbe]
+        );
+        assert_eq!(
+            fix(A0Class::SClause, &[0x01, 0x00, 0x85, 0xbf]).unwrap(),
+            [0, 0, 0x80, 0xbf]
+        );
+        assert_eq!(
+            fix(A0Class::SSethalt, &[0x00, 0x00, 0x82, 0xbf]).unwrap(),
+            [0, 0, 0x80, 0xbf]
+        );
+        // scale_src2 (bits [58:50]) already 0x100 in clang-22 output: unchanged.
+        let scale = [
+            0, 0, 0x35, 0xcc, 2, 7, 2, 4, 0, 0, 0x33, 0xcc, 8, 0x31, 0xa2, 4,
+        ];
+        assert_eq!(fix(A0Class::WmmaScale, &scale).unwrap(), scale);
+        let mut stale = scale;
+        stale[6] = 0x02 & 0x03;
+        stale[7] = 0x00; // scale_src2 = 0 (an SGPR)
+        assert_eq!(fix(A0Class::WmmaScale, &stale).unwrap(), scale);
+        // s_mov_b64 s[0:1], src_flat_scratch_base_hi -> ..._lo.
+        assert_eq!(
+            fix(A0Class::FlatScratchBase64, &[0xe7, 0x01, 0x80, 0xbe]).unwrap(),
+            [0xe6, 0x01, 0x80, 0xbe]
+        );
+        // A 32-bit read of the high half is not a site: no fix.
+        assert_eq!(
+            fix(A0Class::FlatScratchBase64, &[0xe7, 0x00, 0x80, 0xbe]),
+            None
+        );
+        // Growth classes and mismatched bytes have none.
+        assert_eq!(fix(A0Class::Ds2addr, &[1, 2, 0xdc, 0xd8, 2, 0, 0, 0]), None);
+        assert_eq!(fix(A0Class::SClause, &[0xc1, 0x4f, 0x80, 0xbe]), None);
+        assert_eq!(fix(A0Class::SClause, &[0x01, 0x00, 0x85]), None);
+    }
 }

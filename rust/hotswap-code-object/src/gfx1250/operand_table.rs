@@ -693,7 +693,7 @@ pub static VOP1: [u8; 256] = [
     0x09, // 0x019 v_rndne_f64_e32
     0x09, // 0x01a v_floor_f64_e32
     0x00, // 0x01b v_pipeflush
-    INVALID, // 0x01c -
+    0x01, // 0x01c v_mov_b16_e32
     0x09, // 0x01d v_mov_b64_e32
     0x01, // 0x01e v_tanh_f32_e32
     0x01, // 0x01f v_tanh_f16_e32
@@ -767,7 +767,7 @@ pub static VOP1: [u8; 256] = [
     0x01, // 0x063 v_cvt_norm_i16_f16_e32
     0x01, // 0x064 v_cvt_norm_u16_f16_e32
     0x01, // 0x065 v_swap_b32
-    INVALID, // 0x066 -
+    0x01, // 0x066 v_swap_b16
     0x01, // 0x067 v_permlane64_b32
     0x01, // 0x068 v_swaprel_b32
     0x01, // 0x069 v_not_b16_e32
@@ -1663,7 +1663,7 @@ pub static VOP3: [u8; 1024] = [
     0x09, // 0x199 v_rndne_f64_e64
     0x09, // 0x19a v_floor_f64_e64
     0x00, // 0x19b v_pipeflush
-    INVALID, // 0x19c -
+    0x01, // 0x19c v_mov_b16_e64
     0x09, // 0x19d v_mov_b64_e64
     0x01, // 0x19e v_tanh_f32_e64
     0x01, // 0x19f v_tanh_f16_e64

@@ -9,7 +9,7 @@
 //! - a source field holding 255 is followed by a 32-bit literal, one holding 254
 //!   (gfx1250's `64-bit-literals`) by a 64-bit literal; an instruction has at
 //!   most one literal, whatever the number of fields that name it; LLVM only
-//!   looks at the source fields the opcode uses, which [`operand_table`] lists
+//!   looks at the source fields the opcode uses, which the generated `operand_table` lists
 //!   per opcode (derived from LLVM's own disassembler by
 //!   `tests/analyzer/tools/sweep_operands.py`);
 //! - DPP16 (src0 = 0xFA) and DPP8 (0xE9, 0xEA) add one dword to VOP1/VOP2/VOPC
@@ -21,8 +21,9 @@
 //!   0x35 or 0x3A) followed by a WMMA (op 0x33 or 0x88); a prefix not followed by
 //!   one is an 8-byte instruction on its own.
 //!
-//! What LLVM 22 does not decode on gfx1250 is reported, not sized: SALU opcodes
-//! it lacks, VSAMPLE, VEXPORT, VINTERP, LDSDIR, image opcodes other than the
+//! What LLVM 22 does not decode on gfx1250 (with or without its real-true16
+//! operands, which ROCm's compilers use: `v_mov_b16_e32` decodes only with them)
+//! is reported, not sized: SALU, VOP1, VOP2 and VOPC opcodes it lacks, VSAMPLE, VEXPORT, VINTERP, LDSDIR, image opcodes other than the
 //! tensor ones (including ROCm's legacy `tensor_load_to_lds` encoding), and the
 //! unassigned encoding spaces.
 
