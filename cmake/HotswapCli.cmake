@@ -15,7 +15,7 @@ if(NOT HOTSWAP_BUILD_CLI)
   return()
 endif()
 
-if(Corrosion_FOUND)
+if(COMMAND corrosion_import_crate)   # HotswapRust.cmake chose Corrosion
   corrosion_import_crate(
     MANIFEST_PATH "${PROJECT_SOURCE_DIR}/Cargo.toml"
     CRATES hotswap-cli

@@ -16,7 +16,7 @@ apt_packages=(
   cmake make gcc g++ file
   libhsa-runtime-dev libamd-comgr-dev
   clang-22 clang-tools-22 llvm-22 lld-22
-  valgrind rpm lintian dpkg-dev python3 python3-pip
+  valgrind rpm lintian rpmlint dpkg-dev python3 python3-pip
 )
 
 log() { printf '\n==> %s\n' "$*"; }

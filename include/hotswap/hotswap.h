@@ -156,7 +156,9 @@ bool hotswap_tools_lib_names_hotswap(const char *hsa_tools_lib);
  `HSA_TOOLS_LIB` names it (see `hotswap_tools_lib_names_hotswap`) and
  the tool is not switched off: `HSA_HOTSWAP_DISABLE` is not true (unset, empty,
  `0`, `off`, `false`, `no`, `n`, `f` in any case are false), or
- `HSA_HOTSWAP_TOOL_ENABLE` is true. Reads the environment on every call.
+ `HSA_HOTSWAP_TOOL_ENABLE` is true. The environment is read once per process,
+ at the first call of a C API function that needs it (the answer does not
+ change afterwards, as the tool's own `OnLoad` reads it once too).
  */
 bool hotswap_enabled(void);
 

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 
 #define STR2(x) #x
@@ -63,36 +65,42 @@ static void set_env(const char *name, const char *value) {
   }
 }
 
+/* hotswap_enabled() reads the environment once per process: each case runs in
+ * a child forked before this process made any C API call that reads it. */
+static bool enabled_in_child(const char *tools_lib, const char *disable, const char *tool_enable) {
+  int status = 0;
+  pid_t pid;
+  set_env("HSA_TOOLS_LIB", tools_lib);
+  set_env("HSA_HOTSWAP_DISABLE", disable);
+  set_env("HSA_HOTSWAP_TOOL_ENABLE", tool_enable);
+  fflush(stdout);
+  pid = fork();
+  if (pid == 0) {
+    bool first = hotswap_enabled();
+    /* A changed environment does not change the answer. */
+    set_env("HSA_TOOLS_LIB", first ? NULL : "libhsa-hotswap.so");
+    _exit(hotswap_enabled() == first ? (first ? 1 : 0) : 2);
+  }
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) != 2);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 1;
+}
+
 static void test_enabled(void) {
   static const char *const falsy[] = {NULL, "", "0", "off", "OFF", "false", "False", "no", "n", "F"};
   static const char *const truthy[] = {"1", "yes", "on", "true", "disable"};
+  static const char *const named = "libother.so /opt/rocm/lib/libhsa-hotswap.so";
   size_t i;
-  set_env("HSA_HOTSWAP_DISABLE", NULL);
-  set_env("HSA_TOOLS_LIB", NULL);
-  CHECK(!hotswap_enabled());
-  set_env("HSA_TOOLS_LIB", "libother.so");
-  CHECK(!hotswap_enabled());
-  set_env("HSA_TOOLS_LIB", "libother.so /opt/rocm/lib/libhsa-hotswap.so");
-  CHECK(hotswap_enabled());
-  for (i = 0; i < sizeof falsy / sizeof falsy[0]; ++i) {
-    set_env("HSA_HOTSWAP_DISABLE", falsy[i]);
-    CHECK(hotswap_enabled());
-  }
-  for (i = 0; i < sizeof truthy / sizeof truthy[0]; ++i) {
-    set_env("HSA_HOTSWAP_DISABLE", truthy[i]);
-    CHECK(!hotswap_enabled());
-  }
+  CHECK(!enabled_in_child(NULL, NULL, NULL));
+  CHECK(!enabled_in_child("libother.so", NULL, NULL));
+  CHECK(!enabled_in_child("libhsa-hotswap.so.bak", NULL, NULL));
+  for (i = 0; i < sizeof falsy / sizeof falsy[0]; ++i) CHECK(enabled_in_child(named, falsy[i], NULL));
+  for (i = 0; i < sizeof truthy / sizeof truthy[0]; ++i) CHECK(!enabled_in_child(named, truthy[i], NULL));
   /* HSA_HOTSWAP_TOOL_ENABLE keeps this tool on despite HSA_HOTSWAP_DISABLE. */
-  set_env("HSA_HOTSWAP_DISABLE", "1");
-  set_env("HSA_HOTSWAP_TOOL_ENABLE", "1");
-  CHECK(hotswap_enabled());
-  set_env("HSA_HOTSWAP_TOOL_ENABLE", "0");
-  CHECK(!hotswap_enabled());
-  set_env("HSA_HOTSWAP_TOOL_ENABLE", NULL);
-  set_env("HSA_HOTSWAP_DISABLE", NULL);
-  set_env("HSA_TOOLS_LIB", "libhsa-hotswap.so.bak");
-  CHECK(!hotswap_enabled());
+  CHECK(enabled_in_child(named, "1", "1"));
+  CHECK(!enabled_in_child(named, "1", "0"));
   set_env("HSA_TOOLS_LIB", NULL);
+  set_env("HSA_HOTSWAP_DISABLE", NULL);
+  set_env("HSA_HOTSWAP_TOOL_ENABLE", NULL);
 }
 
 /* The wiring and the NULL cases; the ISA-name parser itself is tested in Rust
@@ -140,10 +148,10 @@ static void test_code_object_argument_checks(void) {
 }
 
 int main(void) {
+  test_enabled(); /* first: before any call that reads the environment */
   test_version();
   test_status_strings();
   test_tools_lib_names_hotswap();
-  test_enabled();
   test_isa_is_gfx();
   test_supported_pairs();
   test_code_object_argument_checks();

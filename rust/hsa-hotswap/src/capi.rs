@@ -90,15 +90,18 @@ pub unsafe extern "C" fn hotswap_tools_lib_names_hotswap(hsa_tools_lib: *const c
 /// `HSA_TOOLS_LIB` names it (see `hotswap_tools_lib_names_hotswap`) and
 /// the tool is not switched off: `HSA_HOTSWAP_DISABLE` is not true (unset, empty,
 /// `0`, `off`, `false`, `no`, `n`, `f` in any case are false), or
-/// `HSA_HOTSWAP_TOOL_ENABLE` is true. Reads the environment on every call.
+/// `HSA_HOTSWAP_TOOL_ENABLE` is true. The environment is read once per process,
+/// at the first call of a C API function that needs it (the answer does not
+/// change afterwards, as the tool's own `OnLoad` reads it once too).
 #[no_mangle]
 pub extern "C" fn hotswap_enabled() -> bool {
     ffi_boundary("hotswap_enabled", false, || {
-        let config = Config::from_env();
+        let config = Config::process();
         !config.tool_disabled()
             && config
                 .tools_lib
-                .is_some_and(|v| tools_lib::names_hotswap(&v))
+                .as_deref()
+                .is_some_and(tools_lib::names_hotswap)
     })
 }
 
