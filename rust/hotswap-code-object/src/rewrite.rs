@@ -53,7 +53,7 @@
 
 mod retag;
 
-use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use crate::elf::{self, Header, SHF_ALLOC, SHF_EXECINSTR, SHT_NOBITS};
 use crate::gfx1250::{self, A0Class, Analysis, AnalyzeError, Fix, Function, Site};
@@ -85,8 +85,8 @@ pub struct Options {
 /// One site, located for a reader: the function that holds it, where, what.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SiteInfo {
-    /// The function (or kernel) that holds the site.
-    pub function: String,
+    /// The function (or kernel) that holds the site (shared by its sites).
+    pub function: Arc<str>,
     /// The function's virtual address.
     pub function_vaddr: u64,
     /// The site's virtual address.
@@ -102,9 +102,9 @@ pub struct SiteInfo {
 }
 
 impl SiteInfo {
-    fn new(function: &Function, site: &Site) -> Self {
+    fn new(name: &Arc<str>, function: &Function, site: &Site) -> Self {
         Self {
-            function: function.name.clone(),
+            function: Arc::clone(name),
             function_vaddr: function.vaddr,
             vaddr: site.vaddr,
             file_offset: site.file_offset,
@@ -380,15 +380,14 @@ pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, Rewr
     check_coverage(&analysis, &code, code_object)?;
 
     let mut report = Report::default();
-    // file offset -> (fixed bytes so far, the function that holds them)
-    let mut fixes: BTreeMap<u64, (Vec<u8>, &str)> = BTreeMap::new();
-    let mut seen = HashSet::new();
+    // (file offset, fixed bytes so far, the classes fixed, the function), in
+    // offset order: functions come in address order, so a fix is appended
+    // unless functions overlap or alias.
+    let mut fixes: Vec<(u64, Vec<u8>, u32, &str)> = Vec::new();
     for function in &analysis.functions {
+        let name: Arc<str> = Arc::from(function.name.as_str());
         for site in &function.sites {
-            if !seen.insert((site.file_offset, site.class)) {
-                continue; // the same instruction in an aliased function
-            }
-            let info = || SiteInfo::new(function, site);
+            let info = || SiteInfo::new(&name, function, site);
             match site.fix {
                 Fix::Growth => report.remaining.push(info()),
                 Fix::SameSize if !site.needs_change => {}
@@ -407,15 +406,26 @@ pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, Rewr
                     let original = elf::range(code_object, start, len)
                         .ok_or_else(|| RewriteError::SiteOutsideCode(info()))?;
                     // A second class of an already fixed instruction composes;
-                    // a fix overlapping another instruction's is refused.
-                    let before = fixes.range(..end).next_back();
-                    let current = match before {
-                        Some((&at, (bytes, _))) if at == start && bytes.len() == original.len() => {
+                    // a fix overlapping another instruction's is refused; the
+                    // same site seen again (an aliased function) is skipped.
+                    let class_bit = 1u32 << (site.class as u32);
+                    let mut classes = class_bit;
+                    // The last fix that starts before this site's end.
+                    let before = fixes.partition_point(|f| f.0 < end);
+                    let previous = before.checked_sub(1).map(|i| &fixes[i]);
+                    let current = match previous {
+                        Some((at, bytes, done, _))
+                            if *at == start && bytes.len() == original.len() =>
+                        {
+                            if done & class_bit != 0 {
+                                continue;
+                            }
+                            classes |= done;
                             bytes.as_slice()
                         }
-                        Some((&at, (bytes, name))) if at + bytes.len() as u64 > start => {
+                        Some((at, bytes, _, holder)) if at + bytes.len() as u64 > start => {
                             return Err(RewriteError::OverlappingFunctions {
-                                first: (*name).to_owned(),
+                                first: (*holder).to_owned(),
                                 second: function.name.clone(),
                             });
                         }
@@ -425,24 +435,30 @@ pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, Rewr
                         .filter(|b| b.len() == current.len())
                         .ok_or_else(|| RewriteError::NoFix(info()))?;
                     report.fixed.push(info());
-                    fixes.insert(start, (fixed, function.name.as_str()));
+                    let fix = (start, fixed, classes, function.name.as_str());
+                    if previous.is_some_and(|p| p.0 == start) {
+                        fixes[before - 1] = fix;
+                    } else {
+                        fixes.insert(before, fix);
+                    }
                 }
             }
         }
     }
-    let by_offset = |s: &SiteInfo| (s.file_offset, s.class);
-    report.fixed.sort_by_key(by_offset);
-    report.kept.sort_by_key(by_offset);
-    report.remaining.sort_by_key(by_offset);
+    // In file order, each site once (an aliased function reports it again).
+    for list in [&mut report.fixed, &mut report.kept, &mut report.remaining] {
+        list.sort_by_key(|s| (s.file_offset, s.class));
+        list.dedup_by_key(|s| (s.file_offset, s.class));
+    }
     if !report.remaining.is_empty() && !options.allow_partial {
         return Err(RewriteError::NeedsGrowth(report.remaining));
     }
     let mut patches: Vec<Patch> = fixes
         .into_iter()
-        .filter(|(at, (bytes, _))| {
+        .filter(|(at, bytes, _, _)| {
             elf::range(code_object, *at, bytes.len() as u64) != Some(bytes.as_slice())
         })
-        .map(|(file_offset, (bytes, _))| Patch { file_offset, bytes })
+        .map(|(file_offset, bytes, _, _)| Patch { file_offset, bytes })
         .collect();
 
     let (retag, patch) = retag_note(&header, code_object)?;
@@ -485,6 +501,9 @@ fn code_ranges(header: &Header, code_object: &[u8]) -> Vec<(u64, u64)> {
         .collect()
 }
 
+// Fixed classes are kept as bits of a u32.
+const _: () = assert!(A0Class::ALL.len() <= 32);
+
 /// The longest gfx1250 instruction (VOP3PX2 with a literal is 20 bytes).
 const MAX_INSTRUCTION_LEN: u64 = 20;
 
@@ -499,16 +518,15 @@ fn check_overlaps(analysis: &Analysis, code_object: &[u8]) -> Result<(), Rewrite
     for (i, earlier) in functions.iter().enumerate() {
         let end = earlier.vaddr.saturating_add(earlier.size);
         let reach = end.saturating_add(MAX_INSTRUCTION_LEN);
-        let mut starts: Vec<(u64, &str)> = functions[i + 1..]
+        // The later functions that may start inside earlier's walk, in order.
+        let mut starts = functions[i + 1..]
             .iter()
             .take_while(|f| f.vaddr < reach)
             .filter(|f| f.vaddr != earlier.vaddr)
-            .map(|f| (f.vaddr, f.name.as_str()))
-            .collect();
-        if starts.is_empty() || earlier.size == 0 {
+            .peekable();
+        if starts.peek().is_none() || earlier.size == 0 {
             continue;
         }
-        starts.dedup_by_key(|s| s.0);
         let Some(code) = earlier
             .file_offset
             .and_then(|o| usize::try_from(o).ok())
@@ -516,21 +534,21 @@ fn check_overlaps(analysis: &Analysis, code_object: &[u8]) -> Result<(), Rewrite
         else {
             continue; // not walked: the analysis reported it
         };
-        // Instruction starts in [vaddr, end), as the analysis walked them.
-        let mut walked_end = earlier.vaddr;
-        let mut boundaries = Vec::new();
-        for insn in gfx1250::instructions(code, earlier.vaddr).map_while(Result::ok) {
-            if insn.vaddr >= end {
-                break;
+        // Instruction starts in [vaddr, end), as the analysis walked them;
+        // each later start must be one of them, or lie past the last one's end.
+        let mut walk = gfx1250::instructions(code, earlier.vaddr).map_while(Result::ok);
+        let mut at = earlier.vaddr; // the next instruction start
+        for later in starts {
+            while at < later.vaddr && at < end {
+                match walk.next() {
+                    Some(insn) => at = insn.vaddr + insn.bytes.len() as u64,
+                    None => break,
+                }
             }
-            boundaries.push(insn.vaddr);
-            walked_end = insn.vaddr + insn.bytes.len() as u64;
-        }
-        for (start, name) in starts {
-            if start < walked_end && boundaries.binary_search(&start).is_err() {
+            if at > later.vaddr {
                 return Err(RewriteError::OverlappingFunctions {
                     first: earlier.name.clone(),
-                    second: name.to_owned(),
+                    second: later.name.clone(),
                 });
             }
         }

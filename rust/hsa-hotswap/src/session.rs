@@ -424,7 +424,7 @@ impl Session {
         if !rewriter::is_available() {
             log::warn!(
                 "rewrite candidate agent(s) {} present but no rewriter is available \
-                 (this COMGR has no working amd_comgr_hotswap_rewrite): code objects are \
+                 (the one HSA_HOTSWAP_REWRITER names cannot be used): code objects are \
                  loaded unmodified",
                 candidates.join(", ")
             );

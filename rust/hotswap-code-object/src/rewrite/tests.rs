@@ -444,7 +444,7 @@ fn every_same_size_class_gets_its_measured_a0_encoding() {
     assert_eq!(r.fixed_count(A0Class::SSethalt), 1);
     assert_eq!(r.fixed_count(A0Class::WmmaScale), 1);
     assert_eq!(r.fixed_count(A0Class::FlatScratchBase64), 1);
-    assert_eq!(r.fixed[0].function, "f0");
+    assert_eq!(&*r.fixed[0].function, "f0");
     assert_eq!(r.fixed[0].mnemonic, "cluster_load_b32");
     assert_eq!(r.retag, Some(Retag::NoNote));
 }
@@ -582,7 +582,7 @@ fn the_refusal_lists_every_remaining_site_in_file_order() {
     };
     let at: Vec<(&str, u64)> = remaining
         .iter()
-        .map(|s| (s.function.as_str(), s.offset_in_function()))
+        .map(|s| (&*s.function, s.offset_in_function()))
         .collect();
     assert_eq!(at, [("k_a", 4), ("k_b", 4), ("k_b", 12)]);
 }
