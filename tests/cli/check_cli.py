@@ -336,9 +336,14 @@ def doctor_fake(hotswap, scratch, tool_dir, rewriter):
     check(t["names_hotswap"] and [e["name"] for e in t["entries"]] == ["libfoo.so", "libhsa-hotswap.so"]
           and t["entries"][0]["found"] is None and t["entries"][1]["found"]["path"] == str(lib),
           "HSA_TOOLS_LIB='libfoo.so libhsa-hotswap.so': two entries, the tool found")
-    check(r["tool"]["would_load"] and not r["tool"]["would_rewrite"]
-          and r["rewriters"]["selected"] is None,
-          "loaded on the A0 machine, but no rewriter: nothing rewritten")
+    names = [c["name"] for c in r["rewriters"]["candidates"]]
+    check(names == ["linked COMGR", "rocjitsu translator", "native rewriter"]
+          and [c["usable"] for c in r["rewriters"]["candidates"]] == [False, False, True]
+          and r["rewriters"]["selected"].startswith("native rewriter"),
+          "no HSA_HOTSWAP_REWRITER: Debian's COMGR and no rocjitsu, so the native rewriter")
+    check(r["tool"]["would_load"] and r["tool"]["would_rewrite"]
+          and r["verdict"][0].startswith("B0 code objects are rewritten for the 1 A0"),
+          "tool named on the A0 machine: B0 objects are rewritten by the native rewriter")
     r = doctor(hotswap, base | {"HSA_TOOLS_LIB": 'x"libhsa-hotswap.so"'}, root)
     check(r["tools_lib"]["names_hotswap"] and r["tools_lib"]["entries"][0]["name"] == "libhsa-hotswap.so",
           "ROCr drops the text before an opening quote")
@@ -368,8 +373,13 @@ def doctor_fake(hotswap, scratch, tool_dir, rewriter):
           "HSA_HOTSWAP_TOOL_ENABLE=1 overrides HSA_HOTSWAP_DISABLE for this tool")
     r = doctor(hotswap, on | {"HSA_HOTSWAP_REWRITER": "relative.so"}, root)
     check(not r["rewriters"]["candidates"][0]["usable"]
-          and "not an absolute path" in r["rewriters"]["candidates"][0]["detail"]
+          and "absolute path" in r["rewriters"]["candidates"][0]["detail"]
           and not r["tool"]["would_rewrite"], "a relative HSA_HOTSWAP_REWRITER: not usable, says why")
+    r = doctor(hotswap, on | {"HSA_HOTSWAP_REWRITER": "native", "HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL": "1"}, root)
+    c = r["rewriters"]["candidates"]
+    check(len(c) == 1 and c[0]["usable"] and c[0]["detail"].startswith("native rewriter")
+          and r["tool"]["variables"]["HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL"] == "1",
+          "HSA_HOTSWAP_REWRITER=native: the native rewriter, the partial switch shown")
     r = doctor(hotswap, on | {"HSA_TOOLS_LIB": "libhsa-hotswap.so /x/libhsa_hotswap_rocjitsu.so"}, root)
     check(r["tools_lib"]["entries"][1]["is_rocr_hook"] and r["tools_lib"]["entries"][1]["found"] is None,
           "ROCr's hook named in HSA_TOOLS_LIB is recognised")
@@ -407,8 +417,10 @@ def doctor_machine(hotswap, tool_dir):
     check(not cands["linked COMGR"]["usable"]
           and "no amd_comgr_hotswap_rewrite" in cands["linked COMGR"]["detail"],
           "Debian's COMGR has no rewriter (said why)")
-    check(r["rewriters"]["selected"] is None and any("no rewriter backend is usable" in v for v in r["verdict"]),
-          "no backend is usable on this machine; the verdict says so")
+    check(not cands["rocjitsu translator"]["usable"] and cands["native rewriter"]["usable"]
+          and r["rewriters"]["selected"].startswith("native rewriter")
+          and any(v.startswith("the tool would rewrite with: native rewriter") for v in r["verdict"]),
+          "no COMGR or rocjitsu rewriter here: the tool would use the native rewriter")
     kfd = Path("/sys/class/kfd/kfd/topology").is_dir()
     check(r["gpus"]["kfd"] == kfd, f"KFD topology present: {kfd}")
     if not kfd:

@@ -96,7 +96,7 @@ pub struct SiteOut {
 fn sites(list: &[SiteInfo]) -> Vec<SiteOut> {
     list.iter()
         .map(|s| SiteOut {
-            function: s.function.clone(),
+            function: s.function.to_string(),
             offset: s.vaddr,
             class: s.class.as_str(),
             mnemonic: s.mnemonic,

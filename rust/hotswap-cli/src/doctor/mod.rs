@@ -395,10 +395,21 @@ pub fn diagnose(env: &dyn Fn(&str) -> Option<String>) -> Report {
     let comgr = comgr(tool_dynamic.as_ref(), library.as_ref(), &app_search);
     let candidates: Vec<Candidate> = hsa_hotswap::rewriter::candidates(&config)
         .into_iter()
-        .map(|(name, result)| Candidate {
-            name,
-            usable: result.is_ok(),
-            detail: result.unwrap_or_else(|why| why),
+        .map(|(name, result)| {
+            // Inside an application the tool looks for the translator next to the
+            // ROCr loaded there; this process has no ROCr loaded, so look next to
+            // the one the loader finds.
+            let result = match (name, result, &rocr.library) {
+                ("rocjitsu translator", Err(why), Some(l)) => {
+                    rocjitsu_next_to(&l.real_path).unwrap_or(Err(why))
+                }
+                (_, result, _) => result,
+            };
+            Candidate {
+                name,
+                usable: result.is_ok(),
+                detail: result.unwrap_or_else(|why| why),
+            }
         })
         .collect();
     let rewriters = Rewriters {
@@ -426,6 +437,7 @@ pub fn diagnose(env: &dyn Fn(&str) -> Option<String>) -> Report {
                 config::HSA_HOTSWAP_TOOL_ENABLE,
                 config::AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES,
                 config::HSA_HOTSWAP_REWRITER,
+                config::HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL,
                 config::HSA_HOTSWAP_LOG,
                 config::HSA_HOTSWAP_LOG_LEVEL,
                 config::HSA_HOTSWAP_VERBOSE,
@@ -660,6 +672,22 @@ fn rocr_hook(
         would_load: by_rocr || named_in_tools_lib,
         explanation,
     }
+}
+
+/// The rocjitsu translator next to ROCr (`rocr` is ROCr's real path), vetted
+/// as the tool vets it; `None` when there is no such file.
+fn rocjitsu_next_to(rocr: &str) -> Option<Result<String, String>> {
+    use hsa_hotswap::rewriter::{rocjitsu, Backend};
+    let path = Path::new(rocr).with_file_name(rocjitsu::SONAME);
+    if !loader::is_loadable(&path) {
+        return None;
+    }
+    let path = path.display().to_string();
+    Some(
+        hsa_hotswap::dl::Library::open(&path)
+            .and_then(rocjitsu::Rocjitsu::from_library)
+            .map(|b| format!("{} (next to ROCr)", b.describe())),
+    )
 }
 
 /// `libhsa-hotswap.so` in a `lib` directory next to this command's `bin`.

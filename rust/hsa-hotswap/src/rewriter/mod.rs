@@ -283,7 +283,12 @@ pub fn candidates(config: &Config) -> Vec<(&'static str, Result<String, String>)
         .and_then(|library| comgr_abi::ComgrAbi::from_library(&library))
         .map(|b| usable(Box::new(b)));
     let rocjitsu = rocjitsu::find().map(|b| usable(Box::new(b)));
-    vec![("linked COMGR", comgr), ("rocjitsu translator", rocjitsu)]
+    let native = Ok(usable(Box::new(native::Native::from_config(config))));
+    vec![
+        ("linked COMGR", comgr),
+        ("rocjitsu translator", rocjitsu),
+        ("native rewriter", native),
+    ]
 }
 
 /// The backend of the library at `path`, by the ABI it exports.
