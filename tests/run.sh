@@ -14,7 +14,7 @@ cbindgen_version=0.29.4
 
 apt_packages=(
   cmake make gcc g++ file
-  libhsa-runtime-dev libamd-comgr-dev
+  libhsa-runtime-dev libamd-comgr-dev libhsakmt-dev
   clang-22 llvm-22 lld-22
   valgrind rpm lintian rpmlint dpkg-dev python3 python3-pip
 )

@@ -288,6 +288,19 @@ def dep5_text(text: str) -> str:
     return "\n".join(" " + line if line.strip() else " ." for line in text.strip().splitlines())
 
 
+def crate_licence_text(records, name: str):
+    """The text of licence `name` as a crate naming it ships it: a top-level
+    file LICENSE-<name> (any case, any extension), or None."""
+    pattern = re.compile(rf"(?i)^licen[cs]e[-_.]{re.escape(name)}(\.[a-z]+)?$")
+    for r in records:
+        if name not in identifiers(r["license"]):
+            continue
+        for f in r["files"]:
+            if "/" not in f["name"] and pattern.match(f["name"]):
+                return f["text"]
+    return None
+
+
 def write_copyright(path, records, std, rust_licence_dir: Path):
     paras = ["\n".join([
         "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/",
@@ -326,9 +339,16 @@ def write_copyright(path, records, std, rust_licence_dir: Path):
             text = rust_licence_dir / f"{name}.txt"
             if name == "LLVM-exception" or name.endswith("-exception"):
                 continue  # an exception to Apache-2.0, not a licence of its own (WITH)
-            if not text.is_file():
-                raise Failure(f"no text for licence {name} (looked for {text})")
-            paras.append(f"License: {name}\n" + dep5_text(text.read_text(encoding="utf-8")))
+            if text.is_file():
+                paras.append(f"License: {name}\n" + dep5_text(text.read_text(encoding="utf-8")))
+                continue
+            # A licence only crates offer (e.g. 0BSD, Zlib as one alternative of
+            # several): its text from the crate that ships it as LICENSE-<name>.
+            shipped = crate_licence_text(records, name)
+            if shipped is None:
+                raise Failure(f"no text for licence {name} (looked for {text} and for a "
+                              f"LICENSE-{name} file in the crates that name it)")
+            paras.append(f"License: {name}\n" + dep5_text(shipped))
     path.write_text("\n\n".join(paras) + "\n", encoding="utf-8")
 
 
