@@ -16,6 +16,7 @@
 //!     throughput of the rewrite (plan + copy) over every gfx1250 object in
 //!     the files, against the analysis alone, in one run. Prints figures.
 //! ```
+//! A directory among the files stands for the `*.co` files in it.
 use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -39,6 +40,26 @@ fn json_str(s: &str) -> String {
         }
     }
     out.push('"');
+    out
+}
+
+/// The files, a directory standing for its `*.co` files (sorted).
+fn expand(files: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in files {
+        match std::fs::read_dir(f) {
+            Ok(dir) => {
+                let mut found: Vec<String> = dir
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "co"))
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .collect();
+                found.sort();
+                out.extend(found);
+            }
+            Err(_) => out.push(f.clone()),
+        }
+    }
     out
 }
 
@@ -233,7 +254,8 @@ fn mutate(args: &[String]) -> Result<ExitCode, String> {
         clauses: ClausePolicy::ReplaceWithNop,
     };
     let (mut tried, mut rewritten, mut failures) = (0usize, 0usize, 0usize);
-    for file in files {
+    let files = expand(files);
+    for file in &files {
         let input = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
         // The container itself is mutated too: every object found is checked.
         for round in 0..rounds {
@@ -291,7 +313,7 @@ fn bench(args: &[String]) -> Result<ExitCode, String> {
     };
     let rounds: usize = rounds.parse().map_err(|_| "ROUNDS")?;
     let mut objects: Vec<Vec<u8>> = Vec::new();
-    for file in files {
+    for file in &expand(files) {
         let bytes = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
         for found in container::find(&bytes).objects {
             if hotswap_code_object::isa::processor(&found.bytes) == Ok("gfx1250") {

@@ -151,6 +151,21 @@ pub enum Retag {
     KeptSizeChanged(usize),
 }
 
+impl std::fmt::Display for Retag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoNote => write!(f, "no metadata note"),
+            Self::NoRevision => write!(f, "no .gfx1250_revision"),
+            Self::AlreadyA0(n) => write!(f, "{n} .gfx1250_revision already A0"),
+            Self::Retagged(n) => write!(f, "{n} .gfx1250_revision retagged to A0"),
+            Self::KeptSizeChanged(n) => write!(
+                f,
+                "{n} .gfx1250_revision kept (the re-encoded note would change size)"
+            ),
+        }
+    }
+}
+
 /// What a rewrite did and left.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
@@ -621,8 +636,8 @@ fn retag_note(header: &Header, code_object: &[u8]) -> Result<(Retag, Option<Patc
     let Some(desc) = metadata_descriptor(header, code_object)? else {
         return Ok((Retag::NoNote, None));
     };
-    // The reader must accept the note before and after.
-    metadata::decode_document(desc).map_err(RewriteError::Metadata)?;
+    // The retag walks the whole document (a malformed one is refused); a
+    // retagged one must still be read by this crate's reader.
     let malformed = |what| RewriteError::Metadata(MetadataError::Msgpack(what));
     let (retag, document) = match retag::retag(desc).map_err(malformed)? {
         retag::Retagged::None => (Retag::NoRevision, None),

@@ -14,7 +14,7 @@ use std::ffi::{c_char, c_void, CStr};
 use crate::boundary::ffi_boundary;
 use crate::code_object;
 use crate::config::Config;
-use crate::rewriter::{self, RetargetError, Retargeted};
+use crate::rewriter::{self, Retargeted};
 use crate::status::{hotswap_status_t, UNKNOWN_STATUS_DESCRIPTION};
 use crate::tools_lib;
 use crate::version::VERSION_CSTR;
@@ -290,12 +290,7 @@ pub unsafe extern "C" fn hotswap_retarget_code_object(
                     hotswap_status_t::HOTSWAP_STATUS_SUCCESS
                 }
                 Ok(Retargeted::Unchanged) => hotswap_status_t::HOTSWAP_STATUS_UNCHANGED,
-                Err(e) => {
-                    if let RetargetError::Refused(_) = e {
-                        log::warn!("hotswap_retarget_code_object {source} -> {target}: {e}");
-                    }
-                    e.status()
-                }
+                Err(e) => e.status(),
             }
         },
     )

@@ -645,7 +645,12 @@ impl Session {
                 );
                 Some(Outcome::Declined)
             }
-            Err(e @ (RetargetError::Refused(_) | RetargetError::Unsupported)) => {
+            Err(e @ RetargetError::Refused(_)) => {
+                // The backend has warned, naming why (once: refusals are remembered).
+                log::info!("{what}: rewrite {pair}: {e}; the original code object is loaded");
+                Some(Outcome::Declined)
+            }
+            Err(e @ RetargetError::Unsupported) => {
                 log::warn!("{what}: rewrite {pair}: {e}; the original code object is loaded");
                 Some(Outcome::Declined)
             }

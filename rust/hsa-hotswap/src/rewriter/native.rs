@@ -8,7 +8,8 @@
 //! [`Profile::B0ToA0`] without COMGR flags is rewritten; any other request is
 //! [`RetargetError::Unsupported`]. A refusal is [`RetargetError::Refused`]
 //! with a message naming the first remaining site (function, offset, class)
-//! and the count; the tool logs it once per content, the C API once per call.
+//! and the count, logged here as one warning per call: the tool asks once per
+//! content, so once per refused object.
 //! With `HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL` true, an object whose growth sites
 //! remain is returned partly fixed, with one warning.
 
@@ -67,12 +68,18 @@ fn refusal(e: RewriteError) -> RetargetError {
             for site in sites {
                 log::debug!("native rewriter: needs code growth: {site}");
             }
-            RetargetError::Refused(format!(
+            refused(format!(
                 "{e}; {HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL}=1 loads it partly fixed"
             ))
         }
-        e => RetargetError::Refused(e.to_string()),
+        e => refused(e.to_string()),
     }
+}
+
+/// A refusal, with its one warning.
+fn refused(why: String) -> RetargetError {
+    log::warn!("native rewriter: refused: {why}");
+    RetargetError::Refused(why)
 }
 
 /// One debug line: what was fixed per class, kept, and the retag.
@@ -90,7 +97,7 @@ fn log_summary(plan: &Plan) {
     }
     log::debug!(
         "native rewriter: fixed {} site(s) ({}), kept {} s_clause, {} byte range(s) patched, \
-         metadata: {:?}",
+         metadata: {}",
         report.fixed.len(),
         if classes.is_empty() {
             "none".to_owned()
@@ -99,7 +106,9 @@ fn log_summary(plan: &Plan) {
         },
         report.kept.len(),
         plan.patches.len(),
-        report.retag,
+        report
+            .retag
+            .map_or_else(|| "not read".to_owned(), |r| r.to_string()),
     );
 }
 
