@@ -5,6 +5,7 @@ Usage:
   check_cli.py inspect HOTSWAP OBJECTS
   check_cli.py rewrite HOTSWAP OBJECTS SCRATCH
   check_cli.py doctor-fake HOTSWAP SCRATCH TOOL_DIR TEST_REWRITER
+  check_cli.py doctor-rocjitsu HOTSWAP SCRATCH ROCJITSU_DOUBLE
   check_cli.py doctor-machine HOTSWAP TOOL_DIR
   check_cli.py help HOTSWAP
 
@@ -400,6 +401,31 @@ def doctor_fake(hotswap, scratch, tool_dir, rewriter):
           "the human report names the nodes and gives a verdict")
 
 
+def doctor_rocjitsu(hotswap, scratch, rocjitsu):
+    """A copy of this machine's ROCr found first (LD_LIBRARY_PATH), then with
+    the rocjitsu translator double next to it (so also found by name through
+    LD_LIBRARY_PATH): doctor vets it as the tool would inside an application
+    whose ROCr is that one, and the tool would choose it over the native
+    rewriter."""
+    s = Path(scratch)
+    shutil.rmtree(s, ignore_errors=True)
+    s.mkdir(parents=True)
+    system = doctor(hotswap, {})["rocr"]["library"]
+    check(system is not None, "this machine's ROCr is found")
+    shutil.copy(system["real_path"], s / "libhsa-runtime64.so.1")
+    r = doctor(hotswap, {"LD_LIBRARY_PATH": str(s)})
+    rj = {c["name"]: c for c in r["rewriters"]["candidates"]}["rocjitsu translator"]
+    check(r["rocr"]["library"]["found_by"] == "ld-library-path" and not rj["usable"]
+          and f"none next to the ROCr found ({s})" in rj["detail"],
+          "a ROCr without the translator beside it: rocjitsu not usable, where it looked said")
+    shutil.copy(rocjitsu, s / Path(rocjitsu).name)
+    r = doctor(hotswap, {"LD_LIBRARY_PATH": str(s)})
+    rj = {c["name"]: c for c in r["rewriters"]["candidates"]}["rocjitsu translator"]
+    check(rj["usable"] and rj["detail"].startswith("rocjitsu translator")
+          and "API shape (c)" in rj["detail"] and r["rewriters"]["selected"] == rj["detail"],
+          f"the translator beside that ROCr is vetted and chosen: {rj['detail']}")
+
+
 def doctor_machine(hotswap, tool_dir):
     r = doctor(hotswap, {"LD_LIBRARY_PATH": str(tool_dir), "HSA_TOOLS_LIB": "libhsa-hotswap.so"})
     print(json.dumps(r, indent=1))
@@ -445,7 +471,7 @@ def help_(hotswap):
 def main():
     mode, args = sys.argv[1], sys.argv[2:]
     {"inspect": inspect, "rewrite": rewrite, "doctor-fake": doctor_fake,
-     "doctor-machine": doctor_machine, "help": help_}[mode](*args)
+     "doctor-rocjitsu": doctor_rocjitsu, "doctor-machine": doctor_machine, "help": help_}[mode](*args)
     print("PASS")
 
 

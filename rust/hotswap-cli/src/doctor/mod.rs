@@ -400,9 +400,14 @@ pub fn diagnose(env: &dyn Fn(&str) -> Option<String>) -> Report {
             // ROCr loaded there; this process has no ROCr loaded, so look next to
             // the one the loader finds.
             let result = match (name, result, &rocr.library) {
-                ("rocjitsu translator", Err(why), Some(l)) => {
-                    rocjitsu_next_to(&l.real_path).unwrap_or(Err(why))
-                }
+                ("rocjitsu translator", Err(why), Some(l)) => rocjitsu_next_to(&l.real_path)
+                    .unwrap_or_else(|| {
+                        let dir = Path::new(&l.real_path).parent().unwrap_or(Path::new("/"));
+                        Err(format!(
+                            "{why}; none next to the ROCr found ({}) either",
+                            dir.display()
+                        ))
+                    }),
                 (_, result, _) => result,
             };
             Candidate {
