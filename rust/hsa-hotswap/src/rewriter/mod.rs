@@ -269,6 +269,28 @@ pub fn select(config: &Config) -> Result<Box<dyn Backend>, String> {
     }
 }
 
+/// Every backend [`select`] considers for `config`, in its order: a name and
+/// either the backend's description (usable) or why it is not. [`select`] uses
+/// the first usable one. For diagnostics (`hotswap doctor`): loads and probes
+/// exactly as [`select`] does.
+pub fn candidates(config: &Config) -> Vec<(&'static str, Result<String, String>)> {
+    let usable = |b: Box<dyn Backend>| b.describe().to_owned();
+    if config.rewriter.is_some() {
+        return vec![(HSA_HOTSWAP_REWRITER, select(config).map(usable))];
+    }
+    let comgr = crate::comgr::open_linked_comgr()
+        .map_err(|e| format!("cannot load the linked COMGR: {e}"))
+        .and_then(|library| comgr_abi::ComgrAbi::from_library(&library))
+        .map(|b| usable(Box::new(b)));
+    let rocjitsu = rocjitsu::find().map(|b| usable(Box::new(b)));
+    let native = Ok(usable(Box::new(native::Native::from_config(config))));
+    vec![
+        ("linked COMGR", comgr),
+        ("rocjitsu translator", rocjitsu),
+        ("native rewriter", native),
+    ]
+}
+
 /// The backend of the library at `path`, by the ABI it exports.
 fn from_path(path: &str) -> Result<Box<dyn Backend>, String> {
     let library = Library::open(path)
