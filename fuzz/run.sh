@@ -5,6 +5,7 @@
 #   fuzz/run.sh list                       the targets
 #   fuzz/run.sh build                      build every target
 #   fuzz/run.sh lint                       rustfmt and clippy (-D warnings) on fuzz/
+#   fuzz/run.sh seeds OUT OBJECT_DIR...    assemble the seed corpora into OUT/<target>
 #   fuzz/run.sh smoke TARGET SEEDS WORK    build, then run TARGET for FUZZ_SECONDS
 #                                          (default 20) from WORK/corpus/TARGET and
 #                                          SEEDS/TARGET; a crash fails, its input is
@@ -76,6 +77,12 @@ case "${1:-}" in
     "$cargo" fmt --check --manifest-path "$here/Cargo.toml"
     CARGO_TARGET_DIR="$CARGO_TARGET_DIR/lint" "$cargo" clippy --locked --all-targets \
       --no-default-features --manifest-path "$here/Cargo.toml" -- -D warnings
+    ;;
+  seeds)
+    shift
+    out=$1
+    shift
+    "${PYTHON:-python3}" "$here/seeds.py" "$here/seeds" "$out" "$@"
     ;;
   smoke)
     target=$2 seeds=$3 work=$4
