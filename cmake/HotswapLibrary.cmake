@@ -46,7 +46,12 @@ target_link_options(hsa-hotswap PRIVATE
   "LINKER:--gc-sections"
   "LINKER:-z,defs"
   "LINKER:-z,now"
-  "LINKER:-z,relro")
+  "LINKER:-z,relro"
+  # Never unmapped once loaded: ROCr 5.2 dlcloses its tools at hsa_shut_down,
+  # which would unload the COMGR (and LLVM) the tool links; a later hsa_init
+  # then aborts reloading it ("inconsistency in registered CommandLine
+  # options"), and a hook still held by a later tool would point nowhere.
+  "LINKER:-z,nodelete")
 # ROCr and COMGR are linked so that the library records which ones it was built
 # for (dpkg-shlibdeps and rpm derive package dependencies from that); the Rust
 # code resolves COMGR's functions at run time from the same library. No symbol

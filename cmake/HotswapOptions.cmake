@@ -1,9 +1,10 @@
 # Build options. Every option is documented in README.md ("Build options").
 include(GNUInstallDirs)
 
+# OFF for packaging: the tests need tools building does not (clang-22, valgrind, ...).
 option(HOTSWAP_BUILD_TESTS "Build and register the test suite with ctest" ${PROJECT_IS_TOP_LEVEL})
 option(HOTSWAP_REQUIRE_CORROSION
-  "Fail unless find_package(Corrosion) finds Corrosion (for superbuilds that provide it)" OFF)
+  "Fail unless Corrosion is used (loaded by the including project, or find_package(Corrosion) finds it)" OFF)
 option(HOTSWAP_REQUIRE_CBINDGEN
   "Fail the header check instead of skipping it when the pinned cbindgen is missing" OFF)
 set(HOTSWAP_CBINDGEN_VERSION "0.29.4" CACHE STRING

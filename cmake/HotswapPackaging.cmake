@@ -1,28 +1,41 @@
-# DEB and RPM packages with CPack (`cpack` in the build tree; `-G DEB` or `-G RPM`
-# for one format).
+# DEB and RPM packages with CPack (`cpack` in the build tree).
 #
 #   package            DEB                  RPM                 contents
-#   runtime            hsa-hotswap          hsa-hotswap         libhsa-hotswap.so, copyright/licence
-#   development        hsa-hotswap-dev      hsa-hotswap-devel   hotswap/hotswap.h, <libdir>/cmake/hotswap/
+#   runtime            hsa-hotswap          hsa-hotswap         libhsa-hotswap.so, [bin/hotswap],
+#                                                               licence notices
+#   development        hsa-hotswap-dev      hsa-hotswap-devel   hotswap/hotswap.h, hotswap_gate.h,
+#                                                               <libdir>/cmake/hotswap/
 #
 # The packages hold exactly what `cmake --install` puts under CMAKE_INSTALL_PREFIX
-# (components `runtime` and `devel`), so the prefix chosen at configure time is
-# the prefix in the packages: -DCMAKE_INSTALL_PREFIX=/usr for a distribution
-# (GNUInstallDirs then picks the multiarch libdir, lib/x86_64-linux-gnu) or
-# /opt/rocm for a ROCm installation (libdir lib). It must be set when configuring,
-# not only for cpack, because GNUInstallDirs derives the libdir from it.
+# (components `runtime` and `devel`), so the prefix and libdir chosen at
+# configure time are those of the packages. Three layouts:
+#   -DCMAKE_INSTALL_PREFIX=/usr                            Debian: DEB only, libdir
+#        lib/<multiarch> (GNUInstallDirs' choice on Debian), Multi-Arch: same
+#   -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR=lib64  RPM distributions: RPM
+#        only, libdir %{_libdir}
+#   -DCMAKE_INSTALL_PREFIX=/opt/rocm                       ROCm: DEB and RPM, libdir lib
+# A /usr package of the other family would put the library where that
+# distribution does not look, so cpack refuses it (CPackProjectConfig.cmake).
+# Configure with -DHOTSWAP_BUILD_TESTS=OFF: the tests' tools are not needed.
 #
-# Package-only files (Debian's copyright and changelog, the RPM licence) are in
-# their own components, excluded from `cmake --install`; they always go to
-# /usr/share/doc/<package> (resp. /usr/share/licenses/<package>), where dpkg and
-# rpm tools look for them, whatever the prefix. (So installing one of those
-# components by hand, `cmake --install --component ...`, writes to /usr/share
-# unless the prefix is /usr; cpack stages them with DESTDIR.)
+# Package-only files live in components excluded from `cmake --install`, under
+# /usr/share whatever the prefix: Debian's copyright, changelog, notices and
+# lintian overrides (/usr/share/doc/<pkg>, /usr/share/lintian/overrides), the RPM
+# licence files (/usr/share/licenses/<pkg>).
 #
 # Dependencies come from the binary: dpkg-shlibdeps and rpm's automatic requires
-# read the NEEDED entries (libhsa-runtime64, libamd_comgr, libc, libgcc_s), so the
-# packages name the ROCr and COMGR the library was built against. The development
-# package depends on the runtime package of exactly the same version.
+# read the NEEDED entries (libhsa-runtime64, libamd_comgr, libc, libgcc_s). The
+# development package depends on the runtime package of exactly the same version
+# (RPM: of the same architecture) and on the CMake packages hsa-runtime64 and
+# amd_comgr, which hotswap-config.cmake finds with find_dependency.
+#
+# Consumers of the C API: the runtime DEB ships a symbols file
+# (packaging/debian/hsa-hotswap.symbols), so dpkg-shlibdeps gives a program
+# linked against libhsa-hotswap.so the dependency "hsa-hotswap (>= <version that
+# introduced the newest symbol it uses>)", although the SONAME carries no version
+# (ROCr and CLR match the file name, so it cannot). RPM: the automatic
+# "libhsa-hotswap.so()(64bit)" provide. A runtime that only asks the gate's
+# questions (CLR) includes hotswap/hotswap_gate.h and links nothing.
 #
 # Version: PROJECT_VERSION, release number from HOTSWAP_PACKAGE_RELEASE (read
 # from the environment at configure time, default 1): 0.1.0-1.
@@ -45,11 +58,25 @@ if(CMAKE_INSTALL_PREFIX STREQUAL "/usr/local")
                  "-DCMAKE_INSTALL_PREFIX=/usr (distribution) or /opt/rocm (ROCm)")
 endif()
 
+# --- Layout ------------------------------------------------------------------------
+set(HOTSWAP_MULTIARCH_LIBDIR FALSE)
+if(CMAKE_LIBRARY_ARCHITECTURE AND CMAKE_INSTALL_LIBDIR STREQUAL "lib/${CMAKE_LIBRARY_ARCHITECTURE}")
+  set(HOTSWAP_MULTIARCH_LIBDIR TRUE)
+endif()
+if(CMAKE_INSTALL_PREFIX STREQUAL "/usr" AND HOTSWAP_MULTIARCH_LIBDIR)
+  set(_formats DEB)          # Debian's layout
+elseif(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+  set(_formats RPM)          # /usr/lib64 (or /usr/lib): an RPM distribution's layout
+else()
+  set(_formats DEB RPM)      # a self-contained prefix such as /opt/rocm
+endif()
+
 set(_pkg_runtime hsa-hotswap)
 set(_pkg_deb_devel hsa-hotswap-dev)
 set(_pkg_rpm_devel hsa-hotswap-devel)
 set(HOTSWAP_DEB_VERSION "${PROJECT_VERSION}-${HOTSWAP_PACKAGE_RELEASE}")
 set(_packaging_dir "${PROJECT_SOURCE_DIR}/packaging")
+set(_lib_path "${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/libhsa-hotswap.so")
 
 # --- Package-only files ----------------------------------------------------------
 # /usr/share/... relative to the prefix when the prefix is /usr (so a plain
@@ -65,50 +92,48 @@ string(TIMESTAMP HOTSWAP_PACKAGE_DATE_RFC2822 "%a, %d %b %Y %H:%M:%S +0000" UTC)
 string(TIMESTAMP HOTSWAP_PACKAGE_DATE_RPM "%a %b %d %Y" UTC)
 set(CPACK_PACKAGE_CONTACT "${HOTSWAP_PACKAGE_MAINTAINER}")
 
-find_program(HOTSWAP_GZIP gzip)
-if(NOT HOTSWAP_GZIP)
-  message(WARNING "hotswap: gzip not found; the DEBs will lack changelog.Debian.gz")
-endif()
 set(_pkg_gen "${PROJECT_BINARY_DIR}/packaging")
 foreach(_pkg IN ITEMS ${_pkg_runtime} ${_pkg_deb_devel})
-  set(_doc_files "${_packaging_dir}/debian/copyright")
-  if(HOTSWAP_GZIP)
-    set(HOTSWAP_DEB_PACKAGE "${_pkg}")
-    configure_file("${_packaging_dir}/debian/changelog.in" "${_pkg_gen}/${_pkg}/changelog.Debian" @ONLY)
-    # gzip -9n: maximum compression, no name or time stamp (what lintian expects).
-    execute_process(COMMAND "${HOTSWAP_GZIP}" -9nc "${_pkg_gen}/${_pkg}/changelog.Debian"
-                    OUTPUT_FILE "${_pkg_gen}/${_pkg}/changelog.Debian.gz"
-                    RESULT_VARIABLE _gzip_result)
-    if(NOT _gzip_result EQUAL 0)
-      message(FATAL_ERROR "gzip failed on ${_pkg_gen}/${_pkg}/changelog.Debian")
-    endif()
-    list(APPEND _doc_files "${_pkg_gen}/${_pkg}/changelog.Debian.gz")
-  endif()
   string(REPLACE "-" "_" _component "${_pkg}-deb-doc")
+  if(_pkg STREQUAL _pkg_runtime)
+    # The library contains third-party code: the generated copyright names it all.
+    set(_doc_files "${HOTSWAP_LICENSES_DIR}/copyright" "${HOTSWAP_LICENSES_DIR}/THIRD-PARTY-NOTICES.gz")
+  else()
+    set(_doc_files "${_packaging_dir}/debian/copyright")  # our own files only
+  endif()
+  set(HOTSWAP_DEB_PACKAGE "${_pkg}")
+  configure_file("${_packaging_dir}/debian/changelog.in" "${_pkg_gen}/${_pkg}/changelog.Debian" @ONLY)
+  # gzip -9n: maximum compression, no name or time stamp (what lintian expects).
+  execute_process(COMMAND "${HOTSWAP_GZIP}" -9nc "${_pkg_gen}/${_pkg}/changelog.Debian"
+                  OUTPUT_FILE "${_pkg_gen}/${_pkg}/changelog.Debian.gz"
+                  RESULT_VARIABLE _gzip_result)
+  if(NOT _gzip_result EQUAL 0)
+    message(FATAL_ERROR "gzip failed on ${_pkg_gen}/${_pkg}/changelog.Debian")
+  endif()
+  list(APPEND _doc_files "${_pkg_gen}/${_pkg}/changelog.Debian.gz")
   install(FILES ${_doc_files}
     DESTINATION "${_usr_share}/doc/${_pkg}"
     COMPONENT ${_component} EXCLUDE_FROM_ALL)
+  # lintian overrides, shipped where lintian reads them, each with its reason:
+  # the package's own, plus those of the /opt layout.
+  file(READ "${_packaging_dir}/lintian/${_pkg}.overrides" _overrides)
+  if(CMAKE_INSTALL_PREFIX MATCHES "^/opt(/|$)")
+    file(READ "${_packaging_dir}/lintian/opt.overrides" _opt_overrides)
+    string(APPEND _overrides "\n${_opt_overrides}")
+  endif()
+  file(WRITE "${_pkg_gen}/${_pkg}/lintian/${_pkg}" "${_overrides}")
+  install(FILES "${_pkg_gen}/${_pkg}/lintian/${_pkg}"
+    DESTINATION "${_usr_share}/lintian/overrides"
+    COMPONENT ${_component} EXCLUDE_FROM_ALL)
 endforeach()
-install(FILES "${PROJECT_SOURCE_DIR}/LICENSE"
+install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" "${HOTSWAP_LICENSES_DIR}/THIRD-PARTY-NOTICES"
   DESTINATION "${_usr_share}/licenses/${_pkg_runtime}"
   COMPONENT hsa_hotswap_rpm_doc EXCLUDE_FROM_ALL)
 configure_file("${_packaging_dir}/rpm/changelog.in" "${_pkg_gen}/rpm-changelog" @ONLY)
 
 # --- CPack -----------------------------------------------------------------------
-# Default generators: the formats this machine can build (dpkg-shlibdeps for DEB,
-# rpmbuild for RPM); `cpack -G DEB|RPM` picks one explicitly.
-find_program(HOTSWAP_DPKG_SHLIBDEPS dpkg-shlibdeps)
-find_program(HOTSWAP_RPMBUILD rpmbuild)
-set(CPACK_GENERATOR)
-if(HOTSWAP_DPKG_SHLIBDEPS)
-  list(APPEND CPACK_GENERATOR DEB)
-endif()
-if(HOTSWAP_RPMBUILD)
-  list(APPEND CPACK_GENERATOR RPM)
-endif()
-if(NOT CPACK_GENERATOR)
-  set(CPACK_GENERATOR DEB RPM)  # cpack then says which tool is missing
-endif()
+find_program(HOTSWAP_DPKG_DEB dpkg-deb)
+set(CPACK_GENERATOR ${_formats})
 set(CPACK_PACKAGE_NAME "${_pkg_runtime}")
 set(CPACK_PACKAGE_VENDOR "The hotswap authors")
 set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
@@ -122,9 +147,15 @@ set(CPACK_SET_DESTDIR ON)
 set(CPACK_PACKAGE_RELOCATABLE OFF)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_PACKAGE_CHECKSUM SHA256)
-# Which components go into which package; CPackProjectConfig.cmake narrows the
-# list per generator (Debian doc files for DEB, the licence for RPM).
+# Read by cpack (CPackProjectConfig.cmake and the scripts it names).
 set(CPACK_PROJECT_CONFIG_FILE "${_packaging_dir}/CPackProjectConfig.cmake")
+set(CPACK_HOTSWAP_FORMATS "${_formats}")
+set(CPACK_HOTSWAP_PACKAGING_DIR "${_packaging_dir}")
+set(CPACK_HOTSWAP_LICENSES_FILE "${HOTSWAP_LICENSES_DIR}/licenses.cmake")
+set(CPACK_HOTSWAP_MULTIARCH "${HOTSWAP_MULTIARCH_LIBDIR}")
+set(CPACK_HOTSWAP_DPKG_DEB "${HOTSWAP_DPKG_DEB}")
+set(CPACK_HOTSWAP_LIBRARY "${_lib_path}")
+set(CPACK_HOTSWAP_RUNTIME_DEB "${_pkg_runtime}")
 set(CPACK_COMPONENTS_ALL runtime devel hsa_hotswap_deb_doc hsa_hotswap_dev_deb_doc hsa_hotswap_rpm_doc)
 set(CPACK_COMPONENTS_GROUPING ONE_PER_GROUP)
 foreach(_component IN ITEMS runtime hsa_hotswap_deb_doc hsa_hotswap_rpm_doc)
@@ -147,40 +178,52 @@ loads them. On every other GPU, and on any failure, applications see exactly
 what they would see without it.")
 set(_summary_dev "development files for the hotswap HSA tools library")
 set(_description_dev
-"The C header hotswap/hotswap.h (the hotswap_* C API of libhsa-hotswap.so) and
-the CMake package hotswap: find_package(hotswap) provides the imported target
-hotswap::hsa-hotswap and the variable hotswap_TOOL_LIBRARY, the path to give
-to HSA_TOOLS_LIB.")
+"The C headers hotswap/hotswap.h (the hotswap_* C API of libhsa-hotswap.so) and
+hotswap/hotswap_gate.h (header-only constants for runtimes that gate on the
+tool), and the CMake package hotswap: find_package(hotswap) provides the
+imported targets hotswap::hsa-hotswap and hotswap::gate and the variable
+hotswap_TOOL_LIBRARY, the path to give to HSA_TOOLS_LIB.")
 
-# DEB
-set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-set(CPACK_DEBIAN_PACKAGE_RELEASE "${HOTSWAP_PACKAGE_RELEASE}")
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${PROJECT_HOMEPAGE_URL}")
-set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-set(CPACK_DEBIAN_COMPRESSION_TYPE xz)
-set(CPACK_DEBIAN_LIB_PACKAGE_NAME "${_pkg_runtime}")
-set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
-set(CPACK_DEBIAN_LIB_DESCRIPTION "${_summary_lib}\n${_description_lib}")
-set(CPACK_DEBIAN_LIB_PACKAGE_SHLIBDEPS ON)
-# dpkg-shlibdeps names the package of a linked library only if that package
-# ships shlibs or symbols control data. Debian's libhsa-runtime64-1 and
-# libamd-comgr2 do; ROCm's own packages (hsa-rocr, comgr) do not, and CPack runs
-# dpkg-shlibdeps with --ignore-missing-info, which would then drop ROCr or COMGR
-# from Depends without a word. Name such a package explicitly, at least the
-# version built against.
+# The development packages of ROCr and COMGR that provide the CMake packages
+# hotswap-config.cmake finds (find_dependency), and the runtime packages without
+# shlibs/symbols data (see below). Asked of dpkg, when the files came from one.
 set(_explicit_depends)
+set(_dev_depends)
 find_program(HOTSWAP_DPKG_QUERY dpkg-query)
+function(_hotswap_dpkg_owner path out_name out_query)
+  set(${out_name} "" PARENT_SCOPE)
+  execute_process(COMMAND "${HOTSWAP_DPKG_QUERY}" -S "${path}"
+                  OUTPUT_VARIABLE _owner RESULT_VARIABLE _rc ERROR_QUIET)
+  if(_rc EQUAL 0 AND _owner MATCHES "^([^:, ]+)(:[^:, ]+)?: ")
+    set(${out_name} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+    set(${out_query} "${CMAKE_MATCH_1}${CMAKE_MATCH_2}" PARENT_SCOPE)
+  endif()
+endfunction()
 if(HOTSWAP_DPKG_QUERY)
+  foreach(_dep IN ITEMS hsa-runtime64 amd_comgr)
+    file(GLOB _config "${${_dep}_DIR}/${_dep}-config.cmake" "${${_dep}_DIR}/${_dep}Config.cmake")
+    if(_config)
+      list(GET _config 0 _config)
+      file(REAL_PATH "${_config}" _config)
+      _hotswap_dpkg_owner("${_config}" _owner _owner_query)
+      if(_owner)
+        list(APPEND _dev_depends "${_owner}")
+      endif()
+    endif()
+  endforeach()
+  # dpkg-shlibdeps names the package of a linked library only if that package
+  # ships shlibs or symbols control data. Debian's libhsa-runtime64-1 and
+  # libamd-comgr2 do; ROCm's own packages (hsa-rocr, comgr) do not, and CPack runs
+  # dpkg-shlibdeps with --ignore-missing-info, which would then drop ROCr or COMGR
+  # from Depends without a word. Name such a package explicitly, at least the
+  # version built against.
   foreach(_target IN ITEMS hsa-runtime64::hsa-runtime64 amd_comgr)
     get_target_property(_location ${_target} LOCATION)
     file(REAL_PATH "${_location}" _location)
-    execute_process(COMMAND "${HOTSWAP_DPKG_QUERY}" -S "${_location}"
-                    OUTPUT_VARIABLE _owner RESULT_VARIABLE _rc ERROR_QUIET)
-    if(NOT _rc EQUAL 0 OR NOT _owner MATCHES "^([^:, ]+)(:[^:, ]+)?: ")
+    _hotswap_dpkg_owner("${_location}" _owner_name _owner_query)
+    if(NOT _owner_name)
       continue()  # not from a Debian package: nothing to name
     endif()
-    set(_owner_name "${CMAKE_MATCH_1}")
-    set(_owner_query "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
     execute_process(COMMAND "${HOTSWAP_DPKG_QUERY}" --control-path "${_owner_query}" shlibs
                     OUTPUT_VARIABLE _shlibs ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
     execute_process(COMMAND "${HOTSWAP_DPKG_QUERY}" --control-path "${_owner_query}" symbols
@@ -194,23 +237,45 @@ if(HOTSWAP_DPKG_QUERY)
     list(APPEND _explicit_depends "${_owner_name} (>= ${_owner_version})")
   endforeach()
 endif()
+
+# DEB
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_RELEASE "${HOTSWAP_PACKAGE_RELEASE}")
+set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${PROJECT_HOMEPAGE_URL}")
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_COMPRESSION_TYPE xz)
+set(CPACK_DEBIAN_LIB_PACKAGE_NAME "${_pkg_runtime}")
+set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_LIB_DESCRIPTION "${_summary_lib}\n${_description_lib}")
+set(CPACK_DEBIAN_LIB_PACKAGE_SHLIBDEPS ON)
 if(_explicit_depends)
   list(JOIN _explicit_depends ", " CPACK_DEBIAN_LIB_PACKAGE_DEPENDS)
 endif()
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME "${_pkg_deb_devel}")
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_DESCRIPTION "${_summary_dev}\n${_description_dev}")
+list(JOIN _dev_depends ", " _dev_depends_text)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "${_pkg_runtime} (= ${HOTSWAP_DEB_VERSION})")
-if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
-  # The library is in the dynamic linker's search path: refresh its cache with
-  # the ldconfig trigger (instead of maintainer scripts).
-  set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_EXTRA "${_packaging_dir}/debian/triggers")
+if(_dev_depends_text)
+  string(APPEND CPACK_DEBIAN_DEV_PACKAGE_DEPENDS ", ${_dev_depends_text}")
 endif()
+# Control files: the symbols file (for consumers' dpkg-shlibdeps) and, where the
+# library is in the dynamic linker's search path, the ldconfig trigger. CPack
+# also writes postinst/postrm scripts calling ldconfig there; the post-build
+# step (packaging/debian/finalize_deb.cmake) removes them, so the trigger alone
+# refreshes the cache, and adds the fields CPack cannot write (Multi-Arch,
+# Static-Built-Using).
+configure_file("${_packaging_dir}/debian/hsa-hotswap.symbols" "${_pkg_gen}/deb-control/symbols" COPYONLY)
+set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_EXTRA "${_pkg_gen}/deb-control/symbols")
+if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+  list(APPEND CPACK_DEBIAN_LIB_PACKAGE_CONTROL_EXTRA "${_packaging_dir}/debian/triggers")
+endif()
+set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 # RPM
 set(CPACK_RPM_FILE_NAME RPM-DEFAULT)
 set(CPACK_RPM_PACKAGE_RELEASE "${HOTSWAP_PACKAGE_RELEASE}")
-set(CPACK_RPM_PACKAGE_LICENSE "MIT")
+set(CPACK_RPM_PACKAGE_LICENSE "MIT")  # replaced at cpack time by the generated expression
 set(CPACK_RPM_PACKAGE_URL "${PROJECT_HOMEPAGE_URL}")
 set(CPACK_RPM_PACKAGE_AUTOREQ ON)
 set(CPACK_RPM_PACKAGE_AUTOPROV ON)
@@ -219,15 +284,61 @@ set(CPACK_RPM_LIB_PACKAGE_NAME "${_pkg_runtime}")
 set(CPACK_RPM_LIB_PACKAGE_SUMMARY "${_summary_lib}")
 set(CPACK_RPM_LIB_PACKAGE_DESCRIPTION "${_description_lib}")
 set(CPACK_RPM_DEV_PACKAGE_NAME "${_pkg_rpm_devel}")
-set(CPACK_RPM_DEV_PACKAGE_SUMMARY "${_summary_dev}")
+set(CPACK_RPM_DEV_PACKAGE_SUMMARY "Development files for the hotswap HSA tools library")
 set(CPACK_RPM_DEV_PACKAGE_DESCRIPTION "${_description_dev}")
-set(CPACK_RPM_DEV_PACKAGE_REQUIRES "${_pkg_runtime} = ${HOTSWAP_DEB_VERSION}")
+# %{?_isa}: the runtime package of the same architecture (Fedora's guidelines);
+# cmake(<pkg>): whatever provides the CMake packages find_dependency looks for.
+set(CPACK_RPM_DEV_PACKAGE_REQUIRES
+  "${_pkg_runtime}%{?_isa} = ${HOTSWAP_DEB_VERSION}, cmake(hsa-runtime64), cmake(amd_comgr)")
+# Debug information: hsa-hotswap-debuginfo holds the library's debug sections
+# (objcopy --only-keep-debug) as /usr/lib/debug/.build-id/<xx>/<rest>.debug, where
+# gdb and debuginfod clients look them up by build ID; the runtime package's
+# library is stripped. (CPack's own CPACK_RPM_DEBUGINFO_PACKAGE is not used: its
+# debugedit step only works when the source directory's path is longer than the
+# /usr/src/debug/... path it rewrites it to, which a checkout cannot promise.)
+if(CMAKE_BUILD_TYPE MATCHES "^(RelWithDebInfo|Debug)$" AND "RPM" IN_LIST _formats)
+  set(HOTSWAP_RPM_DEBUGINFO ON)
+  set(_debug_dir "${_pkg_gen}/debuginfo")
+  add_custom_command(TARGET hsa-hotswap POST_BUILD
+    COMMAND "${CMAKE_COMMAND}" "-DLIBRARY=$<TARGET_FILE:hsa-hotswap>" "-DOUT=${_debug_dir}"
+            "-DOBJCOPY=${CMAKE_OBJCOPY}" "-DREADELF=${CMAKE_READELF}"
+            -P "${_packaging_dir}/rpm/split_debug.cmake"
+    VERBATIM)
+  if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+    set(_debug_destination "lib/debug/.build-id")
+  else()
+    set(_debug_destination "/usr/lib/debug/.build-id")
+  endif()
+  install(DIRECTORY "${_debug_dir}/" DESTINATION "${_debug_destination}"
+    COMPONENT hsa_hotswap_debuginfo EXCLUDE_FROM_ALL)
+else()
+  set(HOTSWAP_RPM_DEBUGINFO OFF)
+  if("RPM" IN_LIST _formats)
+    message(STATUS "hotswap: no -debuginfo RPM for build type '${CMAKE_BUILD_TYPE}' (no debug information)")
+  endif()
+endif()
+set(CPACK_HOTSWAP_RPM_DEBUGINFO "${HOTSWAP_RPM_DEBUGINFO}")
+set(CPACK_COMPONENT_HSA_HOTSWAP_DEBUGINFO_GROUP dbg)
+set(CPACK_RPM_DBG_PACKAGE_NAME "${_pkg_runtime}-debuginfo")
+set(CPACK_RPM_DBG_PACKAGE_SUMMARY "Debug information for libhsa-hotswap.so")
+set(CPACK_RPM_DBG_PACKAGE_DESCRIPTION
+"The debug sections of libhsa-hotswap.so, found by debuggers through the
+library's build ID.")
+set(CPACK_RPM_DBG_PACKAGE_REQUIRES "${_pkg_runtime}%{?_isa} = ${HOTSWAP_DEB_VERSION}")
+set(CPACK_RPM_DBG_PACKAGE_GROUP "Development/Debug")
+set(CPACK_RPM_DBG_PACKAGE_AUTOREQ OFF)
+# The debuginfo package provides the build-ID path itself; rpmbuild's own
+# build-ID links (/usr/lib/.build-id) would duplicate it.
+set(CPACK_RPM_SPEC_MORE_DEFINE "%define _build_id_links none")
+set(CPACK_RPM_LIB_PACKAGE_GROUP "System Environment/Libraries")
+set(CPACK_RPM_DEV_PACKAGE_GROUP "Development/Libraries")
 # Directories other packages own too: list them so that ours own only their own.
 set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
   "${CMAKE_INSTALL_PREFIX}"
   "${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}"
   "${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/cmake"
   "${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_INCLUDEDIR}"
-  /opt /usr/share/licenses)
+  "${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}"
+  /opt /usr/share/licenses /usr/lib/debug /usr/src/debug)
 
 include(CPack)

@@ -1,32 +1,72 @@
-# The Rust staticlib. With Corrosion (find_package(Corrosion CONFIG), 0.6 or newer)
-# the crate is imported with corrosion_import_crate(... LOCKED); without it the
-# in-tree module HotswapCargo.cmake builds it with cargo. Both give the same
-# targets: hsa_hotswap (INTERFACE, what is linked) over hsa_hotswap-static.
+# The Rust staticlib, built by one of (first that applies):
+#   1. Corrosion that the including project already loaded: a superbuild's
+#      FetchContent_MakeAvailable(Corrosion) or add_subdirectory(corrosion) defines
+#      corrosion_import_crate before this project is added;
+#   2. Corrosion as a CONFIG package (find_package(Corrosion 0.6 CONFIG));
+#   3. the in-tree cargo module HotswapCargo.cmake.
+# Each gives the same targets: hsa_hotswap (INTERFACE, what is linked) over
+# hsa_hotswap-static, and sets HOTSWAP_CARGO / HOTSWAP_RUSTC (the toolchain
+# used, for the licence notices) and HOTSWAP_RUST_BUILDER (a description).
 
 # Environment for cargo: the COMGR the library is linked against, so that the
 # Rust code resolves COMGR's functions from that very library at run time.
 set(HOTSWAP_CARGO_ENV
   "HOTSWAP_COMGR_SONAME=$<TARGET_SONAME_FILE_NAME:amd_comgr>")
 
-set(_hotswap_corrosion_args)
-if(HOTSWAP_REQUIRE_CORROSION)
-  list(APPEND _hotswap_corrosion_args REQUIRED)
+set(_hotswap_corrosion_source "")
+if(COMMAND corrosion_import_crate)
+  set(_hotswap_corrosion_source "the including project")
 else()
-  list(APPEND _hotswap_corrosion_args QUIET)
+  set(_hotswap_corrosion_args)
+  if(HOTSWAP_REQUIRE_CORROSION)
+    list(APPEND _hotswap_corrosion_args REQUIRED)
+  else()
+    list(APPEND _hotswap_corrosion_args QUIET)
+  endif()
+  find_package(Corrosion 0.6 CONFIG ${_hotswap_corrosion_args})
+  if(Corrosion_FOUND)
+    set(_hotswap_corrosion_source "${Corrosion_DIR}")
+  elseif(Corrosion_CONSIDERED_VERSIONS)
+    # A Corrosion was found but its version was rejected: say so, not "not found".
+    message(STATUS "hotswap: Corrosion ${Corrosion_CONSIDERED_VERSIONS} "
+                   "(${Corrosion_CONSIDERED_CONFIGS}) is older than the 0.6 this project needs; "
+                   "building the Rust crate with the in-tree cargo module")
+  else()
+    message(STATUS "hotswap: no Corrosion (neither loaded by an including project nor a "
+                   "CONFIG package); building the Rust crate with the in-tree cargo module")
+  endif()
 endif()
-find_package(Corrosion 0.6 CONFIG ${_hotswap_corrosion_args})
 
-if(Corrosion_FOUND)
-  message(STATUS "hotswap: building the Rust crate with Corrosion ${Corrosion_VERSION}")
+if(_hotswap_corrosion_source)
+  if(Corrosion_VERSION)
+    set(HOTSWAP_RUST_BUILDER "Corrosion ${Corrosion_VERSION}")
+  else()
+    set(HOTSWAP_RUST_BUILDER "Corrosion")
+  endif()
+  message(STATUS "hotswap: building the Rust crate with ${HOTSWAP_RUST_BUILDER} "
+                 "(from ${_hotswap_corrosion_source})")
   corrosion_import_crate(
     MANIFEST_PATH "${PROJECT_SOURCE_DIR}/Cargo.toml"
     CRATES hsa-hotswap
     CRATE_TYPES staticlib
     LOCKED)
   corrosion_set_env_vars(hsa_hotswap ${HOTSWAP_CARGO_ENV})
-  set(HOTSWAP_RUST_BUILDER "Corrosion ${Corrosion_VERSION}")
+  # Corrosion's FindRust sets these in the scope that loaded Corrosion (a
+  # superbuild's subdirectory may not see them); its cache has them too.
+  foreach(_hotswap_tool IN ITEMS CARGO:Rust_CARGO:cargo RUSTC:Rust_COMPILER:rustc)
+    string(REPLACE ":" ";" _hotswap_tool "${_hotswap_tool}")
+    list(GET _hotswap_tool 0 _ours)
+    list(GET _hotswap_tool 1 _corrosion)
+    list(GET _hotswap_tool 2 _program)
+    if(${_corrosion})
+      set(HOTSWAP_${_ours} "${${_corrosion}}")
+    elseif(${_corrosion}_CACHED)
+      set(HOTSWAP_${_ours} "${${_corrosion}_CACHED}")
+    else()
+      find_program(HOTSWAP_${_ours} ${_program} HINTS "$ENV{CARGO_HOME}/bin" "$ENV{HOME}/.cargo/bin" REQUIRED)
+    endif()
+  endforeach()
 else()
-  message(STATUS "hotswap: Corrosion not found; building the Rust crate with the in-tree cargo module")
   include(HotswapCargo)
   hotswap_cargo_import_staticlib(
     MANIFEST_PATH "${PROJECT_SOURCE_DIR}/Cargo.toml"

@@ -14,9 +14,9 @@ cbindgen_version=0.29.4
 
 apt_packages=(
   cmake make gcc g++ file
-  libhsa-runtime-dev libamd-comgr-dev
+  libhsa-runtime-dev libamd-comgr-dev libhsakmt-dev
   clang-22 llvm-22 lld-22
-  valgrind rpm lintian dpkg-dev python3
+  valgrind rpm lintian rpmlint dpkg-dev python3 python3-pip
 )
 
 log() { printf '\n==> %s\n' "$*"; }
@@ -51,7 +51,7 @@ demo_tool() {
   tool=$(find "$1" -name libhsa-hotswap.so -print -quit)
   rewriter=$(find "$here/build/tests" -name libtest-rewriter-change.so -print -quit)
   local -a env=(HSA_TOOLS_LIB="$tool" STANDIN_CODE_OBJECTS=build/tests/standin/code-objects)
-  log "the tool at work: the installed $tool, loaded by a ROCr stand-in; real clang-22 code objects; 7 agents"
+  log "the tool at work: the installed $tool, loaded by a ROCr stand-in; real clang-22 code objects; 8 agents"
   cat <<'TEXT'
 Rewriter: the "change" TEST DOUBLE (tests/rewriters), because COMGR's real
 amd_comgr_hotswap_rewrite is a deprecated stub that always fails and Debian's

@@ -1,7 +1,7 @@
 //! Every `hotswap_*` C function with the arguments its contract allows: NULL
 //! or valid pointers, sizes from zero to the object's, buffers smaller and
-//! larger than needed, strings from the harness's list or from the input, an
-//! environment for `hotswap_enabled`, and a rewriter answering per the input.
+//! larger than needed, strings from the harness's list or from the input, and
+//! a rewriter answering per the input.
 //!
 //! Input: a 48-byte control block, then a code object (the payload). Seeds:
 //! each line of `seeds/capi.controls` in front of clang-22 objects.
@@ -12,17 +12,19 @@
 //! and nothing past the name's NUL; `hotswap_retarget_code_object` leaves
 //! `*out == elf`, `*out_size == size` on every failure and on `UNCHANGED`, and
 //! on success returns a `free()`-able copy of exactly the rewriter's output;
-//! the boolean functions answer what their Rust counterparts answer.
+//! the boolean functions answer what their Rust counterparts answer, and
+//! `hotswap_enabled` what the documented rule gives for the environment the
+//! process read once.
 #![no_main]
 
-use std::ffi::{c_char, c_void, CStr, CString, OsStr};
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::{c_char, c_void, CStr, CString};
 
 use hotswap_fuzz::{
     install_rewriter, is_amdgpu_elf, rewriter_calls, uninstall_rewriter, Answer, Control, STRINGS,
 };
 use hsa_hotswap::capi::*;
 use hsa_hotswap::code_object;
+use hsa_hotswap::config::Config;
 use hsa_hotswap::status::{hotswap_status_t, UNKNOWN_STATUS_DESCRIPTION};
 use hsa_hotswap::tools_lib::names_hotswap;
 use libfuzzer_sys::fuzz_target;
@@ -72,25 +74,6 @@ fn code_object<'a>(control: &mut Control<'_>, payload: &'a [u8]) -> (*const c_vo
     (elf, &payload[..size])
 }
 
-/// The project's rule for boolean variables.
-fn is_true(value: Option<&[u8]>) -> bool {
-    value.is_some_and(|v| {
-        let v = String::from_utf8_lossy(v);
-        let v = v.trim();
-        !(v.is_empty()
-            || ["0", "off", "false", "no", "n", "f"]
-                .iter()
-                .any(|f| v.eq_ignore_ascii_case(f)))
-    })
-}
-
-fn set_env(name: &str, value: Option<&[u8]>) {
-    match value {
-        Some(v) => std::env::set_var(name, OsStr::from_bytes(v)),
-        None => std::env::remove_var(name),
-    }
-}
-
 fn version_and_status(control: &mut Control<'_>) {
     let version = hotswap_version();
     assert!(!version.is_null());
@@ -119,15 +102,15 @@ fn version_and_status(control: &mut Control<'_>) {
 }
 
 fn strings(control: &mut Control<'_>, payload: &[u8], window: (usize, usize)) {
-    let lossy = |s: &Option<CString>| {
-        s.as_ref()
-            .map(|s| String::from_utf8_lossy(s.as_bytes()).into_owned())
-    };
-
     let tools_lib = string(control.byte(), payload, window);
     // SAFETY: NULL or a NUL-terminated string that outlives the call.
     let answer = unsafe { hotswap_tools_lib_names_hotswap(ptr(&tools_lib)) };
-    assert_eq!(answer, lossy(&tools_lib).is_some_and(|v| names_hotswap(&v)));
+    assert_eq!(
+        answer,
+        tools_lib
+            .as_ref()
+            .is_some_and(|v| names_hotswap(v.as_bytes()))
+    );
 
     let (isa, gfx) = (
         string(control.byte(), payload, window),
@@ -152,35 +135,13 @@ fn strings(control: &mut Control<'_>, payload: &[u8], window: (usize, usize)) {
     let gfx1250 = |s: &Option<CString>| s.as_ref().is_some_and(|s| s.as_bytes() == b"gfx1250");
     assert_eq!(answer, gfx1250(&source) && gfx1250(&target));
 
-    // hotswap_enabled reads the environment on every call.
-    const WORDS: &[Option<&[u8]>] = &[
-        None,
-        Some(b""),
-        Some(b"0"),
-        Some(b"1"),
-        Some(b"off"),
-        Some(b"TRUE"),
-        Some(b" no "),
-        Some(b"n"),
-        Some(b"F"),
-        Some(b"yes"),
-        Some(b"x"),
-        Some(b"\xff"),
-    ];
-    let tools_lib = string(control.byte(), payload, window);
-    let disable = WORDS[control.pick(WORDS.len())];
-    let enable = WORDS[control.pick(WORDS.len())];
-    set_env("HSA_TOOLS_LIB", tools_lib.as_ref().map(|s| s.as_bytes()));
-    set_env("HSA_HOTSWAP_DISABLE", disable);
-    set_env("HSA_HOTSWAP_TOOL_ENABLE", enable);
-    // Switched off: HSA_HOTSWAP_DISABLE true, unless HSA_HOTSWAP_TOOL_ENABLE is.
-    let switched_off = is_true(disable) && !is_true(enable);
-    let expected = lossy(&tools_lib).is_some_and(|v| names_hotswap(&v)) && !switched_off;
-    assert_eq!(
-        hotswap_enabled(),
-        expected,
-        "{tools_lib:?} {disable:?} {enable:?}"
-    );
+    // hotswap_enabled: the environment as read once per process (what the
+    // tool's OnLoad reads too), by the documented rule; the same answer on
+    // every call.
+    let config = Config::process();
+    let switched_off = config.disable && !config.tool_enable;
+    let expected = config.tools_lib.as_deref().is_some_and(names_hotswap) && !switched_off;
+    assert_eq!(hotswap_enabled(), expected, "{config:?}");
 }
 
 fn isa_name(control: &mut Control<'_>, payload: &[u8]) {

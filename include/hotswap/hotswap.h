@@ -132,10 +132,19 @@ const char *hotswap_version(void);
 const char *hotswap_status_string(uint32_t status);
 
 /*
- Returns true when `hsa_tools_lib`, a value in `HSA_TOOLS_LIB` syntax, names
- this tool: ROCr's parsing (space-separated; `"` groups a name containing
- spaces; `\` escapes the next character), then an entry whose file name (after
- the last `/`) is exactly `libhsa-hotswap.so`. NULL gives false.
+ Returns true when ROCr, given `hsa_tools_lib` as `HSA_TOOLS_LIB`, will load
+ this tool: ROCr's own parsing of the value (`parse_tool_names` in
+ `Runtime::LoadTools`), exactly, then an entry whose file name (after the last
+ `/`) is exactly `libhsa-hotswap.so`. NULL gives false.
+
+ ROCr's parsing, on the bytes as given: outside quotes a space ends a name
+ (empty names included); a `"` starts a quoted part and the text right before
+ it is dropped (`x"libhsa-hotswap.so"` names the tool); inside quotes a space
+ is part of the name and a `"` ends it; a `\` adds the next byte, whatever it
+ is; an unterminated quote makes one name of the rest, and the text before it
+ is lost (`libhsa-hotswap.so"` does not name the tool). A value ending in an
+ unpaired `\` makes ROCr loop forever in `hsa_init` without loading any tool:
+ this function returns false for it. Linear in the length of the value.
 
  # Safety
  `hsa_tools_lib` is NULL or a NUL-terminated string.
@@ -147,7 +156,9 @@ bool hotswap_tools_lib_names_hotswap(const char *hsa_tools_lib);
  `HSA_TOOLS_LIB` names it (see `hotswap_tools_lib_names_hotswap`) and
  the tool is not switched off: `HSA_HOTSWAP_DISABLE` is not true (unset, empty,
  `0`, `off`, `false`, `no`, `n`, `f` in any case are false), or
- `HSA_HOTSWAP_TOOL_ENABLE` is true. Reads the environment on every call.
+ `HSA_HOTSWAP_TOOL_ENABLE` is true. The environment is read once per process,
+ at the first call of a C API function that needs it (the answer does not
+ change afterwards, as the tool's own `OnLoad` reads it once too).
  */
 bool hotswap_enabled(void);
 
@@ -186,7 +197,8 @@ bool hotswap_is_supported_pair(const char *source_gfx, const char *target_gfx);
 
  Reads only the ELF header (constant time): ELF64 little-endian, `EM_AMDGPU`, OS
  ABI HSA, code object v4 to v6, the processor from `EF_AMDGPU_MACH`, then
- `:sramecc+`/`-` and `:xnack+`/`-` only when set explicitly. A processor value
+ `:sramecc+`/`-` and `:xnack+`/`-` only when set explicitly (gfx1250-strict,
+ which has no SRAMECC modes, names `:xnack+`/`-` only). A processor value
  unknown here is asked of the linked COMGR. Errors (nothing written):
  `HOTSWAP_STATUS_INVALID_CODE_OBJECT`, `HOTSWAP_STATUS_NOT_AMDGPU_CODE_OBJECT`,
  `HOTSWAP_STATUS_UNSUPPORTED_CODE_OBJECT_VERSION`,

@@ -2,10 +2,9 @@
 # a separate build tree, build it and run cpack (DEB and RPM).
 # The Rust crate is not compiled again: the tree shares the main build's cargo
 # target directory (HOTSWAP_CARGO_TARGET_DIR), where it is already up to date.
-# Inputs: SOURCE_DIR, SCRATCH, PREFIX, GENERATOR, BUILD_TYPE, CARGO_TARGET_DIR,
-#         HSA_DIR, COMGR_DIR, CPACK, DISABLE_CORROSION (ON when the main tree used
-#         Corrosion: the package trees then share CARGO_TARGET_DIR through the
-#         in-tree cargo module instead).
+# Inputs: SOURCE_DIR, SCRATCH, PREFIX, LIBDIR, GENERATOR, BUILD_TYPE, CARGO_TARGET_DIR,
+#         HSA_DIR, COMGR_DIR, CPACK, CORROSION_DIR (the Corrosion package the main
+#         tree used, if any: the package trees use it too).
 cmake_minimum_required(VERSION 3.22)
 include("${CMAKE_CURRENT_LIST_DIR}/../cmake/common.cmake")
 
@@ -17,13 +16,14 @@ file(REMOVE "${_build}/CMakeCache.txt")
 run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${_build}" -G "${GENERATOR}"
     "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}"
     "-DCMAKE_INSTALL_PREFIX=${PREFIX}"
+    "-DCMAKE_INSTALL_LIBDIR=${LIBDIR}"
     "-Dhsa-runtime64_DIR=${HSA_DIR}"
     "-Damd_comgr_DIR=${COMGR_DIR}"
     -DHOTSWAP_BUILD_TESTS=OFF
-    "-DCMAKE_DISABLE_FIND_PACKAGE_Corrosion=${DISABLE_CORROSION}"
+    "-DCorrosion_DIR=${CORROSION_DIR}"
     "-DHOTSWAP_CARGO_TARGET_DIR=${CARGO_TARGET_DIR}")
 run("${CMAKE_COMMAND}" --build "${_build}" --config "${BUILD_TYPE}")
-# CPACK_GENERATOR is "DEB;RPM" (cmake/HotswapPackaging.cmake).
+# CPACK_GENERATOR: the formats of this layout (cmake/HotswapPackaging.cmake).
 run("${CPACK}" -C "${BUILD_TYPE}" -B "${_out}" --config "${_build}/CPackConfig.cmake")
 file(GLOB _packages "${_out}/*.deb" "${_out}/*.rpm")
 message(STATUS "packages for ${PREFIX}: ${_packages}")

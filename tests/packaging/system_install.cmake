@@ -9,7 +9,7 @@
 # truthiness rule), as root, and refuses to touch an existing installation.
 # Inputs: SCRATCH (package.build.usr's), LIBDIR, CONSUMER_SOURCE_DIR, GENERATOR,
 #         BUILD_TYPE, VERSION, DPKG, DPKG_DEB, DPKG_QUERY, APT_GET, LDCONFIG,
-#         READELF, STANDIN and STANDIN_OBJECTS (optional: the ROCr stand-in of
+#         READELF, DPKG_SHLIBDEPS, STANDIN and STANDIN_OBJECTS (optional: the ROCr stand-in of
 #         tests/standin and its code objects).
 cmake_minimum_required(VERSION 3.22)
 include("${CMAKE_CURRENT_LIST_DIR}/../cmake/common.cmake")
@@ -130,7 +130,7 @@ if(NOT _error)
        "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}" -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
        "-DEXPECTED_TOOL_LIBRARY=${_tool}")
   step("${CMAKE_COMMAND}" --build "${_consumer}" --config "${BUILD_TYPE}")
-  foreach(_exe IN ITEMS consumer_c consumer_cxx consumer_dlopen)
+  foreach(_exe IN ITEMS consumer_c consumer_cxx consumer_dlopen consumer_gate)
     step("${_consumer}/${_exe}")
   endforeach()
   if(STANDIN)
@@ -143,6 +143,23 @@ if(NOT _error)
          "${STANDIN}" fallback)
   else()
     message(STATUS "no ROCr stand-in in this tree: loading the installed tool through it is not tested")
+  endif()
+endif()
+if(NOT _error AND DPKG_SHLIBDEPS)
+  # A package of the consumer gets its dependency on the installed hsa-hotswap
+  # from dpkg's database (the package's symbols file).
+  set(_pkgtree "${SCRATCH}/system-consumer-package")
+  file(REMOVE_RECURSE "${_pkgtree}")
+  file(MAKE_DIRECTORY "${_pkgtree}/debian/hotswap-consumer/usr/bin")
+  file(WRITE "${_pkgtree}/debian/control"
+       "Source: hotswap-consumer\n\nPackage: hotswap-consumer\nArchitecture: any\n")
+  file(COPY "${_consumer}/consumer_c" DESTINATION "${_pkgtree}/debian/hotswap-consumer/usr/bin")
+  execute_process(COMMAND "${DPKG_SHLIBDEPS}" -O -e debian/hotswap-consumer/usr/bin/consumer_c
+                  WORKING_DIRECTORY "${_pkgtree}" OUTPUT_VARIABLE _deps ERROR_VARIABLE _err
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  message(STATUS "dpkg-shlibdeps of a consumer: ${_deps}")
+  if(NOT _deps MATCHES "hsa-hotswap \\(>= ${VERSION}\\)")
+    set(_error "${_error}dpkg-shlibdeps gave a consumer no 'hsa-hotswap (>= ${VERSION})': ${_deps}\n${_err}\n")
   endif()
 endif()
 if(NOT _error)

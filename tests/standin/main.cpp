@@ -153,6 +153,15 @@ std::pair<std::string, std::string> rewriter_last_pair() {
   return {s, t};
 }
 
+// False for a rocjitsu translator double: that API takes no ISA names.
+bool rewriter_reports_isas() {
+  const char *path = std::getenv("HSA_HOTSWAP_REWRITER");
+  void *h = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  bool reports = h != nullptr && dlsym(h, "test_rewriter_last_isas") != nullptr;
+  if (h != nullptr) dlclose(h);
+  return reports;
+}
+
 bool ends_with(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -186,7 +195,7 @@ void scenario_decision(bool opt_in) {
       CHECK(o.rewritten == expect, "%s on %s: expected %s", co, agent.label.c_str(),
             expect ? "rewritten" : "original");
       CHECK(o.rewritten != o.caller_bytes, "%s on %s: bytes", co, agent.label.c_str());
-      if (calls == 0) continue;
+      if (calls == 0 || !rewriter_reports_isas()) continue;
       auto pair = rewriter_last_pair();
       if (is_a0(agent) && std::string(co) == "gfx1250") {
         // The same pair for both kinds of A0 agent: the rewriters know A0 as
@@ -205,22 +214,38 @@ void scenario_decision(bool opt_in) {
   CHECK(counters().forbidden_calls == 0, "forbidden table calls");
 }
 
-// The tool with a rewriter that cannot help (argv: what is expected to be
-// loaded on gfx1250-A0: "original"). Also checks that a failing load's status
-// is the caller's own.
-void scenario_fallback() {
+// The tool with a rewriter that cannot help: the caller's original is loaded on
+// gfx1250-A0, and a failing load's status is the caller's own. argv: the number
+// of rewriter calls expected in all (the test rewriter counts its availability
+// probe too), or nothing for a rewriter that cannot be counted.
+void scenario_fallback(const std::string &expected_calls) {
   init();
   CHECK(failed_tools().empty(), "the tool did not load");
   const Agent &a0 = *agent_by_label("gfx1250-A0");
+  // A reader created and destroyed first resolves (and probes) the rewriter, so
+  // the counts below are of rewrites.
+  hsa_code_object_reader_t warm{};
+  api().hsa_code_object_reader_create_from_memory_fn(object("gfx942").data(), object("gfx942").size(), &warm);
+  api().hsa_code_object_reader_destroy_fn(warm);
   for (int i = 0; i < 3; ++i) {
+    unsigned before = rewriter_calls();
     Outcome o = load_memory(object("gfx1250"), a0);
+    unsigned calls = rewriter_calls() - before;
     CHECK(o.status == HSA_STATUS_SUCCESS, "status %#x", o.status);
     CHECK(!o.rewritten && o.caller_bytes, "the caller's original must be loaded");
+    std::printf("load %d: %u rewriter call(s)\n", i, calls);
   }
   Outcome o = load_memory(object("gfx1250"), a0, kFailingExecutable);
   CHECK(o.status == HSA_STATUS_ERROR_INVALID_EXECUTABLE, "status %#x is not the loader's own", o.status);
-  std::printf("gfx1250 on gfx1250-A0: original loaded (status %#x); failing executable: status %#x\n",
-              HSA_STATUS_SUCCESS, o.status);
+  // The test rewriter counts every call, the availability probe included: a
+  // deterministic answer is asked once, an error again on every load.
+  unsigned calls = rewriter_calls();
+  if (!expected_calls.empty())
+    CHECK(calls == unsigned(std::stoul(expected_calls)), "%u rewriter calls, expected %s", calls,
+          expected_calls.c_str());
+  std::printf("gfx1250 on gfx1250-A0: original loaded (status %#x); failing executable: status %#x; "
+              "%u rewriter call(s)\n",
+              HSA_STATUS_SUCCESS, o.status, calls);
 }
 
 // Status pass-through with a rewriter that works: a failing load of the rewritten
@@ -278,8 +303,9 @@ void scenario_file(bool expect_convert) {
     hsa_status_t s = api().hsa_code_object_reader_create_from_file_fn(fd, &reader);
     CHECK(s == HSA_STATUS_SUCCESS, "create_from_file: %#x", s);
     off_t offset = lseek(fd, 0, SEEK_CUR);
-    if (expect_convert)
-      CHECK(offset == 123, "the tool moved the caller's file offset to %ld", long(offset));
+    // ROCr's create leaves the offset at the end of the file; so does the tool
+    // when it makes a memory reader of the file instead.
+    CHECK(offset == off_t(object("gfx1250").size()), "offset %ld is not where ROCr leaves it", long(offset));
     s = api().hsa_executable_load_agent_code_object_fn(hsa_executable_t{1}, hsa_agent_t{agent->handle}, reader,
                                                        nullptr, nullptr);
     LoadRecord r = last_load();
@@ -299,10 +325,20 @@ void scenario_file(bool expect_convert) {
     close(fd);
   }
   unlink(path.c_str());
-  // A descriptor that is not a file: the original create reports it.
+  // Descriptors ROCr rejects, with its own statuses: -1, a closed one, an empty file.
   hsa_code_object_reader_t reader{};
-  CHECK(api().hsa_code_object_reader_create_from_file_fn(-1, &reader) == HSA_STATUS_ERROR_INVALID_FILE,
-        "bad fd");
+  CHECK(api().hsa_code_object_reader_create_from_file_fn(-1, &reader) == HSA_STATUS_ERROR_INVALID_ARGUMENT,
+        "fd -1");
+  int closed = open("/dev/null", O_RDONLY);
+  close(closed);
+  CHECK(api().hsa_code_object_reader_create_from_file_fn(closed, &reader) == HSA_STATUS_ERROR_INVALID_FILE,
+        "closed fd");
+  std::string empty = temp_file({});
+  int fd = open(empty.c_str(), O_RDONLY);
+  CHECK(api().hsa_code_object_reader_create_from_file_fn(fd, &reader) == HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
+        "empty file");
+  close(fd);
+  unlink(empty.c_str());
 }
 
 // Chaining: a prior tool's wrappers are what the hooks call, and what OnUnload
@@ -475,31 +511,45 @@ void scenario_disabled() {
   std::printf("disabled: OnLoad true, table unchanged, gfx1250 on gfx1250-A0 loaded as is\n");
 }
 
-// hsa_shut_down then hsa_init: the second OnLoad works from the new table only.
+// hsa_shut_down then hsa_init: ROCr hands the second OnLoad the same table,
+// reset; the tool works from what it holds then, not from the first session.
+// The scenario holds the tool library itself (as CLR's hotswap gate does), so
+// hsa_shut_down's dlclose leaves it loaded and the second OnLoad reaches the
+// same library instance.
 void scenario_reload() {
+  open_tool_directly();
   init();
   const Agent &a0 = *agent_by_label("gfx1250-A0");
   CHECK(load_memory(object("gfx1250"), a0).rewritten, "first runtime: rewrite");
+  // A nested hsa_init / hsa_shut_down pair only counts: no OnLoad, no OnUnload.
+  auto hooked_load = api().hsa_executable_load_agent_code_object_fn;
+  init();
+  shut_down();
+  CHECK(api().hsa_executable_load_agent_code_object_fn == hooked_load, "a nested pair unloaded the tool");
+  CHECK(load_memory(object("gfx1250"), a0).rewritten, "first runtime after a nested pair: rewrite");
   shut_down();
   CHECK(api().hsa_executable_load_agent_code_object_fn == fake_load, "Reset");
+  HsaApiTable *first_table = runtime().root();
   // The second runtime's table holds other functions (a prior tool's wrappers):
-  // the hooks must reach them, not the first table's functions.
+  // the hooks must reach them, not the functions of the first session.
   std::string tools = std::getenv("HSA_TOOLS_LIB");
   unsetenv("HSA_TOOLS_LIB");
   init();
   setenv("HSA_TOOLS_LIB", tools.c_str(), 1);
+  CHECK(runtime().root() == first_table, "ROCr keeps one API table");
   wrap_as_prior_tool(api());
   open_tool_directly();
   CHECK(call_on_load(runtime().root()), "second OnLoad");
   int before = g_prior_calls;
   Outcome o = load_memory(object("gfx1250"), a0);
   CHECK(o.status == HSA_STATUS_SUCCESS && o.rewritten, "second runtime: rewrite");
-  CHECK(g_prior_calls - before >= 3, "the hooks called the first table's functions");
+  CHECK(g_prior_calls - before >= 3, "the hooks called the first session's functions");
   Outcome b0 = load_memory(object("gfx1250"), *agent_by_label("gfx1250-B0"));
   CHECK(b0.status == HSA_STATUS_SUCCESS && !b0.rewritten && b0.caller_bytes, "B0");
   g_on_unload();
   CHECK(api().hsa_executable_load_agent_code_object_fn == prior_load, "restore after the second OnLoad");
-  std::printf("reload: second OnLoad chained to the new table's functions (%d calls)\n", g_prior_calls - before);
+  std::printf("reload: second OnLoad chained to the reset table's new functions (%d calls)\n",
+              g_prior_calls - before);
 }
 
 // 8 threads x 200 create/load/destroy on every agent, memory and file readers.
@@ -576,44 +626,57 @@ void scenario_leave_table() {
 
 // Hooks racing OnUnload: loader threads keep loading through the table while
 // the main thread runs hsa_shut_down (OnUnload, then ROCr's Reset of the table).
-// Calls already inside a hook finish through the saved originals; every load
-// must succeed and give the expected bytes.
+// Calls already inside a hook finish through the saved originals. Once ROCr is
+// shut down it refuses every call (HSA_STATUS_ERROR_NOT_INITIALIZED), and a
+// hook passes that status on: each load either succeeds, with the expected
+// bytes, or gets ROCr's own refusal. The scenario holds the tool library
+// itself (as CLR's hotswap gate does): calling a hook after hsa_shut_down needs
+// the library still loaded, and ROCr dlcloses its tools there.
 void scenario_unload_race() {
+  open_tool_directly();
   init();
   std::atomic<bool> stop{false};
-  std::atomic<int> wrong{0}, done{0};
+  std::atomic<int> wrong{0}, done{0}, refused{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       const Agent &agent = agents()[size_t(t) % agents().size()];
       while (!stop) {
         Outcome o = load_memory(object("gfx1250"), agent);
-        if (o.status != HSA_STATUS_SUCCESS) ++wrong;
+        if (o.status == HSA_STATUS_ERROR_NOT_INITIALIZED) ++refused;
+        else if (o.status != HSA_STATUS_SUCCESS) ++wrong;
         ++done;
       }
     });
   }
   while (done < 2000) std::this_thread::yield();
+  CHECK(refused == 0, "%d loads refused before hsa_shut_down", refused.load());
   // A caller that read the slot just before OnUnload enters the hooks after it.
   auto create_hook = api().hsa_code_object_reader_create_from_memory_fn;
   auto load_hook = api().hsa_executable_load_agent_code_object_fn;
   auto destroy_hook = api().hsa_code_object_reader_destroy_fn;
-  shut_down();
-  int at_unload = done;
   const Agent &a0 = *agent_by_label("gfx1250-A0");
   hsa_code_object_reader_t reader{};
   CHECK(create_hook(object("gfx1250").data(), object("gfx1250").size(), &reader) == HSA_STATUS_SUCCESS,
+        "create hook before OnUnload");
+  shut_down();
+  int at_unload = done;
+  hsa_code_object_reader_t other{};
+  CHECK(create_hook(object("gfx1250").data(), object("gfx1250").size(), &other) ==
+            HSA_STATUS_ERROR_NOT_INITIALIZED,
         "create hook after OnUnload");
-  CHECK(load_hook(hsa_executable_t{1}, hsa_agent_t{a0.handle}, reader, nullptr, nullptr) == HSA_STATUS_SUCCESS,
+  CHECK(load_hook(hsa_executable_t{1}, hsa_agent_t{a0.handle}, reader, nullptr, nullptr) ==
+            HSA_STATUS_ERROR_NOT_INITIALIZED,
         "load hook after OnUnload");
-  CHECK(destroy_hook(reader) == HSA_STATUS_SUCCESS, "destroy hook after OnUnload");
+  CHECK(destroy_hook(reader) == HSA_STATUS_ERROR_NOT_INITIALIZED, "destroy hook after OnUnload");
   while (done < at_unload + 2000) std::this_thread::yield();
   stop = true;
   for (auto &th : threads) th.join();
-  CHECK(wrong == 0, "%d loads failed around OnUnload", wrong.load());
+  CHECK(wrong == 0, "%d loads failed around OnUnload with another status", wrong.load());
   CHECK(api().hsa_executable_load_agent_code_object_fn == fake_load, "the table was not restored");
-  std::printf("unload race: %d loads on 4 threads, OnUnload after %d, %d failed\n", done.load(), at_unload,
-              wrong.load());
+  std::printf("unload race: %d loads on 4 threads, OnUnload after %d, %d refused by the shut-down runtime, "
+              "%d failed otherwise\n",
+              done.load(), at_unload, refused.load(), wrong.load());
 }
 
 // One code object loaded on every gfx1250-A0 agent (STANDIN_AGENTS may list
@@ -947,7 +1010,7 @@ int main(int argc, char **argv) {
   load_objects();
   std::string s = argv[1], arg = argc > 2 ? argv[2] : "";
   if (s == "decision") scenario_decision(arg == "on");
-  else if (s == "fallback") scenario_fallback();
+  else if (s == "fallback") scenario_fallback(arg);
   else if (s == "status") scenario_status();
   else if (s == "bad-objects") scenario_bad_objects();
   else if (s == "file") scenario_file(arg == "convert");

@@ -3,7 +3,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <sys/stat.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,6 +13,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <sstream>
 #include <unordered_map>
 
@@ -42,6 +43,12 @@ const Agent *find_agent(uint64_t handle) {
 }
 
 Counters g_counters;
+
+// hsa_init calls not yet matched by hsa_shut_down (Runtime::Acquire/Release).
+// While it is 0 every ROCr function returns HSA_STATUS_ERROR_NOT_INITIALIZED
+// (its IS_OPEN check, before any argument check).
+std::atomic<int> g_refs{0};
+bool closed() { return g_refs.load() == 0; }
 
 // ---- loader ----------------------------------------------------------------------
 
@@ -92,6 +99,7 @@ bool valid_elf(const uint8_t *p, size_t n) {
 
 hsa_status_t create_from_memory(const void *code_object, size_t size,
                                 hsa_code_object_reader_t *reader) {
+  if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (code_object == nullptr || size == 0 || reader == nullptr)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   ++g_counters.creates_memory;
@@ -104,14 +112,18 @@ hsa_status_t create_from_memory(const void *code_object, size_t size,
 }
 
 hsa_status_t create_from_file(hsa_file_t file, hsa_code_object_reader_t *reader) {
+  if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (reader == nullptr) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  struct stat st;
-  if (fstat(file, &st) != 0 || st.st_size <= 0) return HSA_STATUS_ERROR_INVALID_FILE;
-  auto bytes = std::make_shared<std::vector<uint8_t>>(size_t(st.st_size));
-  // ROCr seeks to the end and back to 0; the offset after the call is 0.
-  if (pread(file, bytes->data(), bytes->size(), 0) != st.st_size ||
-      lseek(file, 0, SEEK_SET) != 0)
-    return HSA_STATUS_ERROR_INVALID_FILE;
+  // CodeObjectReaderImpl::SetFile on Linux: -1 is an invalid argument; the size
+  // comes from lseek(SEEK_END), which leaves the file offset at the end (the
+  // seek back to 0 is on the Windows path only); an empty file is an invalid
+  // code object; then the file is mapped (copied here).
+  if (file == -1) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  off_t size = lseek(file, 0, SEEK_END);
+  if (size == off_t(-1)) return HSA_STATUS_ERROR_INVALID_FILE;
+  if (size == 0) return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+  auto bytes = std::make_shared<std::vector<uint8_t>>(size_t(size));
+  if (pread(file, bytes->data(), bytes->size(), 0) != size) return HSA_STATUS_ERROR_INVALID_FILE;
   ++g_counters.creates_file;
   std::lock_guard<std::mutex> lock(g_loader_lock);
   uint64_t handle = g_next_reader++;
@@ -122,6 +134,7 @@ hsa_status_t create_from_file(hsa_file_t file, hsa_code_object_reader_t *reader)
 }
 
 hsa_status_t reader_destroy(hsa_code_object_reader_t reader) {
+  if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   ++g_counters.destroys;
   std::lock_guard<std::mutex> lock(g_loader_lock);
   if (g_readers.erase(reader.handle) == 0) return HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER;
@@ -132,6 +145,10 @@ hsa_status_t reader_destroy(hsa_code_object_reader_t reader) {
 hsa_status_t load_agent_code_object(hsa_executable_t executable, hsa_agent_t agent,
                                     hsa_code_object_reader_t reader, const char *options,
                                     hsa_loaded_code_object_t *loaded) {
+  if (closed()) {
+    t_last = LoadRecord{HSA_STATUS_ERROR_NOT_INITIALIZED, agent.handle};
+    return t_last.status;
+  }
   (void)options;
   ++g_counters.loads;
   LoadRecord record;
@@ -174,16 +191,22 @@ hsa_status_t load_agent_code_object(hsa_executable_t executable, hsa_agent_t age
 // ---- agent queries -------------------------------------------------------------
 
 hsa_status_t iterate_agents(hsa_status_t (*callback)(hsa_agent_t, void *), void *data) {
+  if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   ++g_counters.agent_queries;
   if (callback == nullptr) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  for (const Agent &a : g_agents) {
-    hsa_status_t s = callback(hsa_agent_t{a.handle}, data);
-    if (s != HSA_STATUS_SUCCESS) return s;
+  // ROCr (Runtime::IterateAgent) lists its CPU agents first, then its GPUs.
+  for (bool gpus : {false, true}) {
+    for (const Agent &a : g_agents) {
+      if (a.gpu != gpus) continue;
+      hsa_status_t s = callback(hsa_agent_t{a.handle}, data);
+      if (s != HSA_STATUS_SUCCESS) return s;
+    }
   }
   return HSA_STATUS_SUCCESS;
 }
 
 hsa_status_t agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, void *value) {
+  if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   ++g_counters.agent_queries;
   const Agent *a = find_agent(agent.handle);
   if (a == nullptr || value == nullptr) return HSA_STATUS_ERROR_INVALID_AGENT;
@@ -202,6 +225,7 @@ hsa_status_t agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, void 
 // ISA handles: the agent's handle + 1 (agents have at most one ISA here).
 hsa_status_t agent_iterate_isas(hsa_agent_t agent, hsa_status_t (*callback)(hsa_isa_t, void *),
                                 void *data) {
+  if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   ++g_counters.agent_queries;
   const Agent *a = find_agent(agent.handle);
   if (a == nullptr || callback == nullptr) return HSA_STATUS_ERROR_INVALID_AGENT;
@@ -210,6 +234,7 @@ hsa_status_t agent_iterate_isas(hsa_agent_t agent, hsa_status_t (*callback)(hsa_
 }
 
 hsa_status_t isa_get_info_alt(hsa_isa_t isa, hsa_isa_info_t attribute, void *value) {
+  if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   ++g_counters.agent_queries;
   const Agent *a = find_agent(isa.handle - 1);
   if (a == nullptr || a->isa.empty() || value == nullptr) return HSA_STATUS_ERROR_INVALID_ISA;
@@ -233,16 +258,28 @@ hsa_status_t isa_get_info_alt(hsa_isa_t isa, hsa_isa_info_t attribute, void *val
 
 // ---- tools ---------------------------------------------------------------------
 
+// os::GetExportAddress: a tool's OnLoad/OnUnload count only if the tool
+// library itself defines them (dlsym alone also searches its dependencies).
+template <typename F> F tool_export(void *handle, const char *name) {
+  void *symbol = dlsym(handle, name);
+  link_map *map = nullptr;
+  Dl_info info{};
+  if (symbol == nullptr || dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || dladdr(symbol, &info) == 0 ||
+      info.dli_fname == nullptr || std::strcmp(info.dli_fname, map->l_name) != 0)
+    return nullptr;
+  return reinterpret_cast<F>(symbol);
+}
+
 using OnLoadFn = bool (*)(HsaApiTable *, uint64_t, uint64_t, const char *const *);
 using OnUnloadFn = void (*)();
 struct Tool {
   std::string name;
   void *handle;
   OnUnloadFn on_unload;
+  bool refused;  // its OnLoad returned false; ROCr closed it but keeps the entry
 };
 std::vector<Tool> g_tools;
 std::vector<std::string> g_failed;
-std::unique_ptr<Runtime> g_runtime;
 bool g_atexit_registered = false;
 
 void fill_core(CoreApiTable &core) {
@@ -273,38 +310,70 @@ void load_rocr_hook() {
     std::fprintf(stderr, "rocjitsu hotswap tool \"%s\" failed to install.\n", path);
     std::exit(2);
   }
-  g_tools.push_back(Tool{path, handle, reinterpret_cast<OnUnloadFn>(dlsym(handle, "OnUnload"))});
+  g_tools.push_back(Tool{path, handle, reinterpret_cast<OnUnloadFn>(dlsym(handle, "OnUnload")), false});
 }
 
 void load_tools() {
   load_rocr_hook();
   const char *list = std::getenv("HSA_TOOLS_LIB");
   if (list == nullptr) return;
+  // What later tools' OnLoad get as failed tools: the earlier tools of this
+  // hsa_init whose OnLoad returned false, and only those (a library that does
+  // not load is reported on stderr, not listed).
+  std::vector<std::string> refused;
   for (const std::string &name : parse_tool_names(list)) {
     void *handle = dlopen(name.c_str(), RTLD_LAZY);
     if (handle == nullptr) {
-      std::fprintf(stderr, "Tool lib \"%s\" failed to load.\n", name.c_str());
+      // As Debian's ROCr 5.2.3 reports it (built without NDEBUG: os::LoadLib's
+      // debug_print, and the summary line only with the variable set to 1;
+      // NDEBUG builds print only the summary line, unless it is set to 0).
+      std::fprintf(stderr, "LoadLib(%s) failed: %s\n", name.c_str(), dlerror());
+      const char *report = std::getenv("HSA_TOOLS_REPORT_LOAD_FAILURE");
+      if (report != nullptr && std::strcmp(report, "1") == 0)
+        std::fprintf(stderr, "Tool lib \"%s\" failed to load.\n", name.c_str());
       g_failed.push_back(name);
       continue;
     }
-    auto on_load = reinterpret_cast<OnLoadFn>(dlsym(handle, "OnLoad"));
-    auto on_unload = reinterpret_cast<OnUnloadFn>(dlsym(handle, "OnUnload"));
+    auto on_load = tool_export<OnLoadFn>(handle, "OnLoad");
+    auto on_unload = tool_export<OnUnloadFn>(handle, "OnUnload");
     if (on_load != nullptr) {
       std::vector<const char *> failed;
-      for (const std::string &f : g_failed) failed.push_back(f.c_str());
+      for (const std::string &f : refused) failed.push_back(f.c_str());
       HsaApiTable *root = runtime().root();
       if (!on_load(root, root->version.major_id, failed.size(), failed.data())) {
+        refused.push_back(name);
         g_failed.push_back(name);
         dlclose(handle);
+        g_tools.push_back(Tool{name, handle, nullptr, true});
         continue;
       }
     }
-    g_tools.push_back(Tool{name, handle, on_unload});
+    g_tools.push_back(Tool{name, handle, on_unload, false});
   }
 }
 
-// At exit: OnUnload (after the tools' static destructors, as in HIP), then the
-// loader is destroyed: every loaded range is re-read and must be unchanged.
+// Runtime::CloseTools, at the end of the last hsa_shut_down: every tool
+// library is dlclosed (a refused one a second time), unless
+// HSA_RUNNING_UNDER_VALGRIND=1. A library nothing else holds is unmapped here.
+void close_tools() {
+  const char *valgrind = std::getenv("HSA_RUNNING_UNDER_VALGRIND");
+  if (valgrind == nullptr || std::strcmp(valgrind, "1") != 0) {
+    for (const Tool &t : g_tools) {
+      if (t.refused) {
+        // Its second dlclose is defined only while the library is still loaded.
+        void *again = dlopen(t.name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+        if (again == nullptr) continue;
+        dlclose(again);
+      }
+      dlclose(t.handle);
+    }
+  }
+  g_tools.clear();
+}
+
+// At exit: OnUnload (after the tools' static destructors, as in HIP) and
+// CloseTools, then every loaded range is re-read and must be unchanged (ROCr
+// destroys its loader just before CloseTools: reading after it is stricter).
 void teardown() {
   shut_down();
   size_t bad = 0;
@@ -361,7 +430,15 @@ const Agent *agent_by_label(const std::string &label) {
 
 Runtime::Runtime() { fill_core(tables.core); }
 
-Runtime &runtime() { return *g_runtime; }
+void Runtime::reset() {
+  new (&tables) HsaApiTableContainer();  // trivially destructible: rebuilt in place
+  fill_core(tables.core);
+}
+
+Runtime &runtime() {
+  static Runtime table;  // static storage, trivially destructible: valid until the process ends
+  return table;
+}
 
 void init() {
   if (!g_atexit_registered) {
@@ -370,20 +447,34 @@ void init() {
     std::atexit(teardown);
     g_atexit_registered = true;
   }
-  // Loaded code objects may outlive a runtime instance here: never free one.
-  static std::vector<std::unique_ptr<Runtime>> retired;
-  if (g_runtime) retired.push_back(std::move(g_runtime));
-  g_runtime = std::make_unique<Runtime>();
+  if (g_refs++ > 0) return;
   load_tools();
 }
 
 void shut_down() {
-  if (!g_runtime) return;
-  for (auto it = g_tools.rbegin(); it != g_tools.rend(); ++it)
+  if (g_refs == 0) return;  // ROCr: HSA_STATUS_ERROR_NOT_INITIALIZED
+  if (g_refs > 1) {
+    --g_refs;
+    return;
+  }
+  for (auto it = g_tools.rbegin(); it != g_tools.rend(); ++it) {
+    if (it->refused) {
+      // ROCr 5.2.3 looks OnUnload up through the handle it closed after the
+      // refused OnLoad, and calls it. That is defined while the library is
+      // still loaded (named twice, or held elsewhere); otherwise ROCr reads a
+      // freed handle, which the stand-in does not imitate.
+      if (void *again = dlopen(it->name.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+        if (auto on_unload = tool_export<OnUnloadFn>(again, "OnUnload")) on_unload();
+        dlclose(again);
+      }
+      continue;
+    }
     if (it->on_unload != nullptr) it->on_unload();
-  g_tools.clear();  // ROCr dlcloses much later (never under valgrind): keep them open
-  // Reset(): the table gets the runtime's own functions back.
-  fill_core(g_runtime->core());
+  }
+  // Reset(): the table gets the runtime's own functions and versions back.
+  runtime().reset();
+  close_tools();
+  --g_refs;  // after Unload, as Runtime::Release does
 }
 
 std::vector<std::string> parse_tool_names(const std::string &value) {

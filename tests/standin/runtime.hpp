@@ -9,9 +9,12 @@
 //   re-reads them all, after OnUnload, as ROCr destroys its loader after
 //   UnloadTools.
 // - Tool loading as Runtime::LoadTools: HSA_TOOLS_LIB parsed (spaces, quotes,
-//   backslash), dlopen(RTLD_LAZY), OnLoad(table, root major_id, failed count,
-//   failed names); OnUnload from an atexit handler registered before the tool is
-//   dlopened, so it runs after the tool's static destructors (HIP's order).
+//   backslash), dlopen(RTLD_LAZY), OnLoad(table, root major_id, count and names
+//   of the earlier tools of this hsa_init whose OnLoad returned false); OnUnload
+//   in reverse order, also of a tool whose OnLoad returned false if its library
+//   is still loaded (ROCr 5.2.3 keeps its handle), from an atexit handler
+//   registered before the tool is dlopened, so it runs after the tool's static
+//   destructors (HIP's order).
 #pragma once
 
 #include <atomic>
@@ -36,23 +39,31 @@ void configure_agents();
 const std::vector<Agent> &agents();
 const Agent *agent_by_label(const std::string &label);
 
-// The runtime instance: tables, as built by one hsa_init.
+// The runtime's API table. ROCr keeps one for the process (a global in
+// hsa_api_trace.cpp): every hsa_init hands the same table to its tools, and
+// hsa_shut_down resets it (HsaApiTable::Reset) after the tools' OnUnload.
 struct Runtime {
   HsaApiTableContainer tables;
   Runtime();
+  // HsaApiTable::Reset: versions and the runtime's own functions, as built.
+  void reset();
   CoreApiTable &core() { return tables.core; }
   HsaApiTable *root() { return &tables.root; }
 };
 
-// The current runtime (created by init(), reset by shut_down()).
+// The runtime's table (one for the process).
 Runtime &runtime();
-// hsa_init: new tables, then every tool of HSA_TOOLS_LIB loaded (LoadTools).
+// hsa_init: the first one (ROCr counts them) loads every tool of HSA_TOOLS_LIB
+// (LoadTools) on the table; a nested one only counts.
 void init();
-// hsa_shut_down: OnUnload in reverse order, then the table is reset.
+// hsa_shut_down: the one matching the first hsa_init calls OnUnload in reverse
+// order, resets the table and dlcloses the tools (unless
+// HSA_RUNNING_UNDER_VALGRIND=1); a nested one only counts.
 void shut_down();
 // Parses an HSA_TOOLS_LIB value as ROCr's parse_tool_names does.
 std::vector<std::string> parse_tool_names(const std::string &value);
-// Names of tools whose OnLoad returned false (or that failed to load).
+// Names of tools whose OnLoad returned false or that failed to load (the
+// stand-in's own account; OnLoad is given the refused ones of its hsa_init).
 const std::vector<std::string> &failed_tools();
 
 // The fake runtime's own function for each patched slot (what Reset restores).

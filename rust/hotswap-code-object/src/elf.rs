@@ -266,6 +266,290 @@ fn read_note(area: &[u8], at: usize) -> Option<(Note<'_>, usize)> {
     ))
 }
 
+// --- Section headers, program headers, symbols, address mapping ----------------
+// (Bounded like the rest: every entry, name and table is checked against the
+// buffer; a malformed entry is skipped or reported, never read out of bounds.)
+
+/// `PT_LOAD`.
+pub const PT_LOAD: u32 = 1;
+/// `SHT_SYMTAB`.
+pub const SHT_SYMTAB: u32 = 2;
+/// `SHT_NOBITS`.
+pub const SHT_NOBITS: u32 = 8;
+/// `SHT_DYNSYM`.
+pub const SHT_DYNSYM: u32 = 11;
+/// `SHF_ALLOC`.
+pub const SHF_ALLOC: u64 = 0x2;
+/// `SHF_EXECINSTR`.
+pub const SHF_EXECINSTR: u64 = 0x4;
+/// `STT_OBJECT`.
+pub const STT_OBJECT: u8 = 1;
+/// `STT_FUNC`.
+pub const STT_FUNC: u8 = 2;
+/// `SHN_UNDEF`.
+pub const SHN_UNDEF: u16 = 0;
+/// First reserved section index (`SHN_LORESERVE`): `SHN_ABS`, `SHN_COMMON`...
+pub const SHN_LORESERVE: u16 = 0xff00;
+/// Size of an ELF64 symbol.
+const SYM_SIZE: usize = 24;
+
+/// One ELF64 section header, with its name resolved through `.shstrtab`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Section<'a> {
+    /// Index in the section header table.
+    pub index: u16,
+    /// The name (empty when `.shstrtab` is missing or the name is out of bounds).
+    pub name: &'a [u8],
+    /// `sh_type`.
+    pub sh_type: u32,
+    /// `sh_flags`.
+    pub flags: u64,
+    /// `sh_addr`.
+    pub addr: u64,
+    /// `sh_offset`.
+    pub offset: u64,
+    /// `sh_size`.
+    pub size: u64,
+    /// `sh_link`.
+    pub link: u32,
+    /// `sh_entsize`.
+    pub entsize: u64,
+}
+
+impl<'a> Section<'a> {
+    /// The section's bytes in the file: `None` for `SHT_NOBITS` or when the
+    /// section lies (partly) outside the object.
+    pub fn data(&self, bytes: &'a [u8]) -> Option<&'a [u8]> {
+        if self.sh_type == SHT_NOBITS {
+            return None;
+        }
+        range(bytes, self.offset, self.size)
+    }
+
+    /// Whether `vaddr` lies in this section's address range.
+    pub fn contains_vaddr(&self, vaddr: u64) -> bool {
+        vaddr >= self.addr && vaddr - self.addr < self.size
+    }
+}
+
+/// One ELF64 program header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// `p_type`.
+    pub p_type: u32,
+    /// `p_flags`.
+    pub flags: u32,
+    /// `p_offset`.
+    pub offset: u64,
+    /// `p_vaddr`.
+    pub vaddr: u64,
+    /// `p_filesz`.
+    pub filesz: u64,
+    /// `p_memsz`.
+    pub memsz: u64,
+}
+
+/// One ELF64 symbol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Symbol<'a> {
+    /// The name (empty when out of bounds of its string table).
+    pub name: &'a [u8],
+    /// `ELF64_ST_TYPE(st_info)`.
+    pub sym_type: u8,
+    /// `ELF64_ST_BIND(st_info)`.
+    pub bind: u8,
+    /// `st_shndx`.
+    pub shndx: u16,
+    /// `st_value`.
+    pub value: u64,
+    /// `st_size`.
+    pub size: u64,
+}
+
+impl Symbol<'_> {
+    /// Defined in a real section (not undefined, absolute or common).
+    pub fn is_defined(&self) -> bool {
+        self.shndx != SHN_UNDEF && self.shndx < SHN_LORESERVE
+    }
+}
+
+/// The NUL-terminated string at `at` in `table`; empty when out of bounds.
+fn string_at(table: &[u8], at: u32) -> &[u8] {
+    let Some(rest) = usize::try_from(at).ok().and_then(|at| table.get(at..)) else {
+        return &[];
+    };
+    let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+    &rest[..end]
+}
+
+impl Header {
+    /// The section header table, each entry read within bounds (the table itself
+    /// was checked by [`Header::parse`]), names resolved through `e_shstrndx`.
+    pub fn sections<'a>(&self, bytes: &'a [u8]) -> Vec<Section<'a>> {
+        let raw = |i: usize| -> Option<Section<'a>> {
+            let at = usize::try_from(self.shoff)
+                .ok()?
+                .checked_add(i.checked_mul(SHDR_SIZE)?)?;
+            let entry = bytes.get(at..at.checked_add(SHDR_SIZE)?)?;
+            Some(Section {
+                index: u16::try_from(i).ok()?,
+                name: &[],
+                sh_type: u32_at(entry, 4)?,
+                flags: u64_at(entry, 8)?,
+                addr: u64_at(entry, 16)?,
+                offset: u64_at(entry, 24)?,
+                size: u64_at(entry, 32)?,
+                link: u32_at(entry, 40)?,
+                entsize: u64_at(entry, 56)?,
+            })
+        };
+        let mut sections: Vec<Section<'a>> = (0..usize::from(self.shnum)).filter_map(raw).collect();
+        let names = u16_at(bytes, 62)
+            .and_then(|i| sections.get(usize::from(i)))
+            .and_then(|s| s.data(bytes))
+            .unwrap_or(&[]);
+        let name_offsets: Vec<u32> = (0..sections.len())
+            .map(|i| {
+                usize::try_from(self.shoff)
+                    .ok()
+                    .and_then(|o| o.checked_add(i * SHDR_SIZE))
+                    .and_then(|at| u32_at(bytes, at))
+                    .unwrap_or(u32::MAX)
+            })
+            .collect();
+        for (section, name_at) in sections.iter_mut().zip(name_offsets) {
+            section.name = string_at(names, name_at);
+        }
+        sections
+    }
+
+    /// The first section named `name` (e.g. `.text`, `.hip_fatbin`).
+    pub fn section_by_name<'a>(&self, bytes: &'a [u8], name: &[u8]) -> Option<Section<'a>> {
+        self.sections(bytes).into_iter().find(|s| s.name == name)
+    }
+
+    /// The program header table, each entry read within bounds.
+    pub fn segments(&self, bytes: &[u8]) -> Vec<Segment> {
+        (0..usize::from(self.phnum))
+            .filter_map(|i| {
+                let at = usize::try_from(self.phoff)
+                    .ok()?
+                    .checked_add(i.checked_mul(PHDR_SIZE)?)?;
+                let entry = bytes.get(at..at.checked_add(PHDR_SIZE)?)?;
+                Some(Segment {
+                    p_type: u32_at(entry, 0)?,
+                    flags: u32_at(entry, 4)?,
+                    offset: u64_at(entry, 8)?,
+                    vaddr: u64_at(entry, 16)?,
+                    filesz: u64_at(entry, 32)?,
+                    memsz: u64_at(entry, 40)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The symbols of the first table of type `table_type` ([`SHT_SYMTAB`] or
+    /// [`SHT_DYNSYM`]), names resolved through its linked string table. Entries
+    /// past the end of the object are dropped; an empty vector when there is no
+    /// such table.
+    pub fn symbols<'a>(&self, bytes: &'a [u8], table_type: u32) -> Vec<Symbol<'a>> {
+        let sections = self.sections(bytes);
+        let Some(table) = sections.iter().find(|s| s.sh_type == table_type) else {
+            return Vec::new();
+        };
+        let Some(data) = table.data(bytes) else {
+            return Vec::new();
+        };
+        let strings = usize::try_from(table.link)
+            .ok()
+            .and_then(|i| sections.get(i))
+            .and_then(|s| s.data(bytes))
+            .unwrap_or(&[]);
+        data.chunks_exact(SYM_SIZE)
+            .filter_map(|entry| {
+                let info = *entry.get(4)?;
+                Some(Symbol {
+                    name: string_at(strings, u32_at(entry, 0)?),
+                    sym_type: info & 0xf,
+                    bind: info >> 4,
+                    shndx: u16_at(entry, 6)?,
+                    value: u64_at(entry, 8)?,
+                    size: u64_at(entry, 16)?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Maps virtual addresses to file offsets: through the `PT_LOAD` segments
+/// (their file-backed part), or, for an object without program headers (a
+/// relocatable), through its `SHF_ALLOC` sections.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AddressMap {
+    /// (vaddr, file offset, file-backed size) of each mapped range.
+    ranges: Vec<(u64, u64, u64)>,
+}
+
+impl AddressMap {
+    /// The map of `bytes`, whose header is `header`. Ranges that lie (partly)
+    /// outside the object are left out, so every mapped offset is in bounds.
+    pub fn new(header: &Header, bytes: &[u8]) -> Self {
+        let in_file = |offset: u64, size: u64| {
+            offset
+                .checked_add(size)
+                .is_some_and(|end| end <= bytes.len() as u64)
+        };
+        let mut ranges: Vec<(u64, u64, u64)> = header
+            .segments(bytes)
+            .iter()
+            .filter(|s| s.p_type == PT_LOAD && in_file(s.offset, s.filesz))
+            .map(|s| (s.vaddr, s.offset, s.filesz))
+            .collect();
+        if header.phnum == 0 {
+            ranges = header
+                .sections(bytes)
+                .iter()
+                .filter(|s| {
+                    s.flags & SHF_ALLOC != 0 && s.sh_type != SHT_NOBITS && in_file(s.offset, s.size)
+                })
+                .map(|s| (s.addr, s.offset, s.size))
+                .collect();
+        }
+        Self { ranges }
+    }
+
+    /// The file offset of `vaddr`, if some mapped range holds it.
+    pub fn file_offset(&self, vaddr: u64) -> Option<u64> {
+        self.ranges.iter().find_map(|&(start, offset, size)| {
+            let delta = vaddr.checked_sub(start)?;
+            (delta < size).then(|| offset + delta)
+        })
+    }
+
+    /// The file bytes of `[vaddr, vaddr + len)` when one mapped range holds them all.
+    pub fn bytes<'a>(&self, bytes: &'a [u8], vaddr: u64, len: u64) -> Option<&'a [u8]> {
+        let &(start, offset, size) = self
+            .ranges
+            .iter()
+            .find(|&&(start, _, size)| vaddr >= start && vaddr - start < size.max(1))?;
+        let delta = vaddr - start;
+        if len > size - delta.min(size) {
+            return None;
+        }
+        range(bytes, offset + delta, len)
+    }
+
+    /// The file bytes from `vaddr` to the end of the mapped range that holds it.
+    pub fn tail<'a>(&self, bytes: &'a [u8], vaddr: u64) -> Option<&'a [u8]> {
+        let &(start, offset, size) = self
+            .ranges
+            .iter()
+            .find(|&&(start, _, size)| vaddr >= start && vaddr - start < size)?;
+        let delta = vaddr - start;
+        range(bytes, offset + delta, size - delta)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

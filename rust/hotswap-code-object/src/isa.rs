@@ -2,11 +2,12 @@
 //! (`getElfIsaNameFromElfHeader` in `comgr-metadata.cpp`):
 //! ELF64 little-endian, `e_machine` = `EM_AMDGPU`, OS ABI = `ELFOSABI_AMDGPU_HSA`,
 //! ABI version v4/v5/v6, the processor from `EF_AMDGPU_MACH`, then `:sramecc±`
-//! and `:xnack±` only for the explicit on/off encodings. Reads the 64-byte
-//! header only.
+//! and `:xnack±` only for the explicit on/off encodings, except that
+//! gfx1250-strict names XNACK only (see [`mach::named_features`]). Reads the
+//! 64-byte header only.
 
 use crate::elf::{ElfError, Header};
-use crate::mach;
+use crate::mach::{self, NamedFeatures};
 
 /// Why a code object's ISA could not be identified.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,12 +72,14 @@ pub fn check_amdgpu_hsa(header: &Header) -> Result<(), IsaError> {
     Ok(())
 }
 
-/// The feature suffix (`:sramecc±` then `:xnack±`) for v4+ `e_flags`.
-fn feature_suffix(flags: u32) -> &'static str {
-    let sramecc = match flags & SRAMECC_MASK {
-        SRAMECC_ON => 1,
-        SRAMECC_OFF => 2,
-        _ => 0,
+/// The feature suffix (`:sramecc±` then `:xnack±`) for v4+ `e_flags`, naming
+/// only the features `named` allows.
+fn feature_suffix(flags: u32, named: NamedFeatures) -> &'static str {
+    let sramecc = match (named, flags & SRAMECC_MASK) {
+        (NamedFeatures::XnackOnly, _) => 0,
+        (NamedFeatures::SrameccAndXnack, SRAMECC_ON) => 1,
+        (NamedFeatures::SrameccAndXnack, SRAMECC_OFF) => 2,
+        (NamedFeatures::SrameccAndXnack, _) => 0,
     };
     let xnack = match flags & XNACK_MASK {
         XNACK_ON => 1,
@@ -95,7 +98,8 @@ fn feature_suffix(flags: u32) -> &'static str {
 /// not in the table (the caller may ask COMGR).
 pub fn isa_name_from_header(header: &Header) -> Result<String, IsaError> {
     let processor = processor_from_header(header)?;
-    let suffix = feature_suffix(header.flags);
+    let mach = header.flags & mach::EF_AMDGPU_MACH;
+    let suffix = feature_suffix(header.flags, mach::named_features(mach));
     let mut name = String::with_capacity(HSA_ISA_PREFIX.len() + processor.len() + suffix.len());
     name.push_str(HSA_ISA_PREFIX);
     name.push_str(processor);
@@ -174,6 +178,53 @@ mod tests {
         }
     }
 
+    /// Every `EF_AMDGPU_MACH` value named or reserved since LLVM 22.1, and
+    /// gfx1250-strict under each XNACK and SRAMECC encoding, with the names the
+    /// facts give (`amdhsa.target` of LLVM 24 objects: `0x1eb` → `gfx1250-strict`,
+    /// `0x3eb` → `gfx1250-strict:xnack+`, `0x2eb` → `gfx1250-strict:xnack-`).
+    #[test]
+    fn names_every_mach_value_new_since_llvm_22() {
+        const V5: u8 = 3;
+        const V6: u8 = 4;
+        let named: &[(u8, u32, &str)] = &[
+            (V5, 0x050, "gfx1310"),
+            (V5, 0x057, "gfx1154"),
+            (V5, 0x05c, "gfx1172"),
+            (V5, 0x05d, "gfx1170"),
+            (V5, 0x05e, "gfx1171"),
+            (V6, 0x100_005b, "gfx12-5-generic"),
+            (V6, 0x100_0062, "gfx11-7-generic"),
+            (V6, 0x100_0063, "gfx13-generic"),
+            // COMGR's rule for every processor but strict: explicit on/off named.
+            (V5, 0x35d, "gfx1170:xnack+"),
+            (V6, 0x100_0c63, "gfx13-generic:sramecc+"),
+            // gfx1250-strict: the four XNACK encodings, ...
+            (V5, 0x0eb, "gfx1250-strict"), // UNSUPPORTED (ROCm's compiler)
+            (V6, 0x1eb, "gfx1250-strict"), // ANY (LLVM 24's default)
+            (V6, 0x2eb, "gfx1250-strict:xnack-"),
+            (V6, 0x3eb, "gfx1250-strict:xnack+"),
+            (V5, 0x3eb, "gfx1250-strict:xnack+"),
+            (2, 0x2eb, "gfx1250-strict:xnack-"),
+            // ... and SRAMECC set, which strict ignores.
+            (V6, 0x4eb, "gfx1250-strict"),
+            (V6, 0x8eb, "gfx1250-strict"),
+            (V6, 0xceb, "gfx1250-strict"),
+            (V6, 0x9eb, "gfx1250-strict"),
+            (V6, 0xaeb, "gfx1250-strict:xnack-"),
+            (V6, 0xfeb, "gfx1250-strict:xnack+"),
+        ];
+        for &(abi, flags, processor) in named {
+            let h = header(EM_AMDGPU, ELFOSABI_AMDGPU_HSA, abi, flags);
+            let expected = format!("{HSA_ISA_PREFIX}{processor}");
+            assert_eq!(isa_name(&h), Ok(expected), "e_flags {flags:#x}");
+        }
+        // Reserved: never named here (the tool asks COMGR).
+        for mach in [0x040, 0x04b, 0x060, 0x061] {
+            let h = header(EM_AMDGPU, ELFOSABI_AMDGPU_HSA, V6, 0x100_0000 | mach);
+            assert_eq!(isa_name(&h), Err(IsaError::UnknownProcessor(mach)));
+        }
+    }
+
     #[test]
     fn processor_is_the_name_without_prefix_and_features() {
         for (flags, gfx) in [
@@ -240,10 +291,12 @@ mod tests {
 
     #[test]
     fn suffix_order_is_sramecc_then_xnack() {
-        assert_eq!(feature_suffix(0xf00), ":sramecc+:xnack+");
-        assert_eq!(feature_suffix(0xa00), ":sramecc-:xnack-");
-        assert_eq!(feature_suffix(0x500), ""); // ANY, ANY
-        assert_eq!(feature_suffix(0x000), ""); // unsupported
+        let both = NamedFeatures::SrameccAndXnack;
+        assert_eq!(feature_suffix(0xf00, both), ":sramecc+:xnack+");
+        assert_eq!(feature_suffix(0xa00, both), ":sramecc-:xnack-");
+        assert_eq!(feature_suffix(0x500, both), ""); // ANY, ANY
+        assert_eq!(feature_suffix(0x000, both), ""); // unsupported
+        assert_eq!(feature_suffix(0xf00, NamedFeatures::XnackOnly), ":xnack+");
     }
 }
 

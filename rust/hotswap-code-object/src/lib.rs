@@ -8,13 +8,18 @@
 //! - [`isa`]: ISA identification from the 64-byte header, with COMGR's algorithm;
 //! - [`isa_name`]: the one parser of ISA names (processor, features) and the ISA
 //!   pairs CLR may forward to the tool;
-//! - [`metadata`]: the AMDGPU metadata note (msgpack).
+//! - [`metadata`]: the AMDGPU metadata note (msgpack);
+//! - [`container`]: every code object in a file: bare, offload bundles,
+//!   compressed bundles (`CCOB`), host binaries with a `.hip_fatbin` section;
+//! - [`gfx1250`]: the gfx1250 instruction walker and the A0 classifier.
 //!
 //! Every read is bounded by the input: malformed input gives an error value,
 //! never a panic.
 #![forbid(unsafe_code)]
 
+pub mod container;
 pub mod elf;
+pub mod gfx1250;
 pub mod isa;
 pub mod isa_name;
 pub mod mach;

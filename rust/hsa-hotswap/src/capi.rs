@@ -58,21 +58,31 @@ pub extern "C" fn hotswap_status_string(status: u32) -> *const c_char {
     )
 }
 
-/// Returns true when `hsa_tools_lib`, a value in `HSA_TOOLS_LIB` syntax, names
-/// this tool: ROCr's parsing (space-separated; `"` groups a name containing
-/// spaces; `\` escapes the next character), then an entry whose file name (after
-/// the last `/`) is exactly `libhsa-hotswap.so`. NULL gives false.
+/// Returns true when ROCr, given `hsa_tools_lib` as `HSA_TOOLS_LIB`, will load
+/// this tool: ROCr's own parsing of the value (`parse_tool_names` in
+/// `Runtime::LoadTools`), exactly, then an entry whose file name (after the last
+/// `/`) is exactly `libhsa-hotswap.so`. NULL gives false.
+///
+/// ROCr's parsing, on the bytes as given: outside quotes a space ends a name
+/// (empty names included); a `"` starts a quoted part and the text right before
+/// it is dropped (`x"libhsa-hotswap.so"` names the tool); inside quotes a space
+/// is part of the name and a `"` ends it; a `\` adds the next byte, whatever it
+/// is; an unterminated quote makes one name of the rest, and the text before it
+/// is lost (`libhsa-hotswap.so"` does not name the tool). A value ending in an
+/// unpaired `\` makes ROCr loop forever in `hsa_init` without loading any tool:
+/// this function returns false for it. Linear in the length of the value.
 ///
 /// # Safety
 /// `hsa_tools_lib` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn hotswap_tools_lib_names_hotswap(hsa_tools_lib: *const c_char) -> bool {
     ffi_boundary("hotswap_tools_lib_names_hotswap", false, || {
-        // SAFETY: the caller passes NULL or a NUL-terminated string, used only here.
-        let Some(value) = (unsafe { c_str(hsa_tools_lib) }) else {
+        if hsa_tools_lib.is_null() {
             return false;
-        };
-        tools_lib::names_hotswap(&value)
+        }
+        // SAFETY: non-NULL and NUL-terminated (the caller's promise), used only here.
+        let value = unsafe { CStr::from_ptr(hsa_tools_lib) };
+        tools_lib::names_hotswap(value.to_bytes())
     })
 }
 
@@ -80,15 +90,18 @@ pub unsafe extern "C" fn hotswap_tools_lib_names_hotswap(hsa_tools_lib: *const c
 /// `HSA_TOOLS_LIB` names it (see `hotswap_tools_lib_names_hotswap`) and
 /// the tool is not switched off: `HSA_HOTSWAP_DISABLE` is not true (unset, empty,
 /// `0`, `off`, `false`, `no`, `n`, `f` in any case are false), or
-/// `HSA_HOTSWAP_TOOL_ENABLE` is true. Reads the environment on every call.
+/// `HSA_HOTSWAP_TOOL_ENABLE` is true. The environment is read once per process,
+/// at the first call of a C API function that needs it (the answer does not
+/// change afterwards, as the tool's own `OnLoad` reads it once too).
 #[no_mangle]
 pub extern "C" fn hotswap_enabled() -> bool {
     ffi_boundary("hotswap_enabled", false, || {
-        let config = Config::from_env();
+        let config = Config::process();
         !config.tool_disabled()
             && config
                 .tools_lib
-                .is_some_and(|v| tools_lib::names_hotswap(&v))
+                .as_deref()
+                .is_some_and(tools_lib::names_hotswap)
     })
 }
 
@@ -146,7 +159,8 @@ pub unsafe extern "C" fn hotswap_is_supported_pair(
 ///
 /// Reads only the ELF header (constant time): ELF64 little-endian, `EM_AMDGPU`, OS
 /// ABI HSA, code object v4 to v6, the processor from `EF_AMDGPU_MACH`, then
-/// `:sramecc+`/`-` and `:xnack+`/`-` only when set explicitly. A processor value
+/// `:sramecc+`/`-` and `:xnack+`/`-` only when set explicitly (gfx1250-strict,
+/// which has no SRAMECC modes, names `:xnack+`/`-` only). A processor value
 /// unknown here is asked of the linked COMGR. Errors (nothing written):
 /// `HOTSWAP_STATUS_INVALID_CODE_OBJECT`, `HOTSWAP_STATUS_NOT_AMDGPU_CODE_OBJECT`,
 /// `HOTSWAP_STATUS_UNSUPPORTED_CODE_OBJECT_VERSION`,

@@ -7,7 +7,7 @@
 //! Booleans follow one rule: unset, empty, `0`, `off`, `false`, `no`, `n` and
 //! `f` (any case, surrounding whitespace ignored) are false; anything else is
 //! true. A value that is not UTF-8 is read lossily (it is then "true" unless it
-//! spells one of the false words).
+//! spells one of the false words); `HSA_TOOLS_LIB` is kept as bytes.
 
 use std::sync::OnceLock;
 
@@ -34,8 +34,9 @@ pub const HSA_HOTSWAP_REWRITER: &str = "HSA_HOTSWAP_REWRITER";
 /// One snapshot of the tool's environment variables.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Config {
-    /// `HSA_TOOLS_LIB`, raw.
-    pub tools_lib: Option<String>,
+    /// `HSA_TOOLS_LIB`, its bytes as ROCr's `getenv` sees them (not converted
+    /// to UTF-8: the tool-list parser must give ROCr's answer for any bytes).
+    pub tools_lib: Option<Vec<u8>>,
     /// `HSA_HOTSWAP_DISABLE`.
     pub disable: bool,
     /// `HSA_HOTSWAP_TOOL_ENABLE`.
@@ -68,7 +69,7 @@ impl Config {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Config {
         let flag = |name| is_true(lookup(name).as_deref());
         Config {
-            tools_lib: lookup(HSA_TOOLS_LIB),
+            tools_lib: lookup(HSA_TOOLS_LIB).map(String::into_bytes),
             disable: flag(HSA_HOTSWAP_DISABLE),
             tool_enable: flag(HSA_HOTSWAP_TOOL_ENABLE),
             entry_trampolines: flag(AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES),
@@ -134,7 +135,7 @@ mod tests {
                 .map(|(_, v)| v.to_string())
         };
         let config = Config::from_lookup(lookup);
-        assert_eq!(config.tools_lib.as_deref(), Some("libhsa-hotswap.so"));
+        assert_eq!(config.tools_lib.as_deref(), Some(&b"libhsa-hotswap.so"[..]));
         assert!(!config.disable && config.entry_trampolines && config.verbose);
         assert!(config.tool_enable && !config.tool_disabled());
         assert_eq!(config.log.as_deref(), Some("syslog"));

@@ -5,7 +5,7 @@
 //!   memory until the reader is destroyed, so it is valid whenever the
 //!   application may legally load through the reader.
 //! - File readers (only when a rewrite is possible in this process): the file is
-//!   read with `pread` (the caller's file offset never moves) into a buffer that
+//!   read with `pread` into a buffer that
 //!   backs a memory reader made with the original create-from-memory. The buffer
 //!   lives while the reader lives, and for the rest of the process once ROCr has
 //!   loaded from it ([`crate::retained::pin`]). Only a file whose 64-byte
@@ -369,6 +369,15 @@ unsafe fn pread_once(
             return Err(FileReadError::Io(err));
         }
     }
+}
+
+/// Moves the offset of `fd` to the end of the file, as ROCr's own
+/// create-from-file leaves it (`lseek(fd, 0, SEEK_END)` in
+/// `CodeObjectReaderImpl::SetFile`). A failure changes nothing and is ignored:
+/// the reader is made already.
+pub fn seek_to_end(fd: i32) {
+    // SAFETY: lseek only moves the descriptor's offset; a bad fd only fails.
+    unsafe { libc::lseek(fd, 0, libc::SEEK_END) };
 }
 
 /// Reads the whole file behind `fd` with `pread` from offset 0: the descriptor's

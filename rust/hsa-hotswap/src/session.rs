@@ -264,6 +264,10 @@ impl Session {
                     // ROCr's reader points into the bytes: never free them.
                     std::mem::forget(keep);
                 }
+                // Where ROCr's own create-from-file leaves the descriptor (it
+                // seeks to the end to learn the size, then maps the file), so
+                // the application sees the offset it would see without us.
+                readers::seek_to_end(file);
                 // SAFETY: `reader` is non-null and the caller's out-pointer.
                 unsafe { reader.write(handle) };
                 return HSA_STATUS_SUCCESS;

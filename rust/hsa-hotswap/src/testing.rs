@@ -292,6 +292,9 @@ unsafe extern "C" fn create_from_file(
     out: *mut hsa_code_object_reader_t,
 ) -> hsa_status_t {
     with_state(|s| s.creates_from_file += 1);
+    // As ROCr: the size from lseek(SEEK_END), which leaves the offset there.
+    // SAFETY: lseek only moves the descriptor's offset; a bad fd only fails.
+    unsafe { libc::lseek(file, 0, libc::SEEK_END) };
     match read_file(file) {
         Some(bytes) => new_reader(FakeReader::File(bytes), out),
         None => 0x1001,

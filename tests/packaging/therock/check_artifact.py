@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """Check a TheRock artifact descriptor against an installed stage directory.
 
-Usage: check_artifact.py DESCRIPTOR BUILD_ROOT EXPECT...
+Usage: check_artifact.py DESCRIPTOR BUILD_ROOT STAGE_KEY COMPONENTS EXPECT...
 
 DESCRIPTOR is the artifact TOML; BUILD_ROOT is the directory the descriptor's
-"<build-dir-relative>/stage" keys are relative to. Each EXPECT is
+"<build-dir-relative>/stage" keys are relative to (TheRock's build directory);
+STAGE_KEY is where the subproject's stage directory really is, relative to
+BUILD_ROOT (the descriptor must name exactly that); COMPONENTS the artifact's
+components as therock_provide_artifact declares them (comma-separated: the
+descriptor must describe exactly those). Each EXPECT is
 "<component>=<path>[,<path>...]" (paths relative to the stage directory).
 
 Components are matched as TheRock does: ant-style globs (`**` any number of
@@ -57,7 +61,7 @@ def matches(path: str, patterns) -> bool:
 
 
 def main() -> int:
-    descriptor, build_root, *expects = sys.argv[1:]
+    descriptor, build_root, real_key, declared, *expects = sys.argv[1:]
     with open(descriptor, "rb") as f:
         toml = tomllib.load(f)
     components = toml.get("components", {})
@@ -71,6 +75,13 @@ def main() -> int:
         print(f"FAIL: expected one stage directory, the descriptor names {sorted(stages)}")
         return 1
     stage_key = stages.pop()
+    if stage_key != real_key:
+        print(f"FAIL: the descriptor names the stage {stage_key!r}, but the subproject stages into {real_key!r}")
+        return 1
+    if set(components) != set(declared.split(",")):
+        print(f"FAIL: the descriptor describes components {sorted(components)}, "
+              f"therock_provide_artifact declares {sorted(declared.split(','))}")
+        return 1
     stage = Path(build_root) / stage_key
     if not stage.is_dir():
         print(f"FAIL: stage directory {stage} does not exist")

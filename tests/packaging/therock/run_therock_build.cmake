@@ -1,24 +1,37 @@
 # ctest package.therock.provider: build this project the way TheRock builds a
-# subproject, then check the artifact descriptor against the staged install.
-#   1. the provider rejects a TheRock-provided package that was not declared;
-#   2. configure with the provider (CMAKE_PROJECT_TOP_LEVEL_INCLUDES) resolving
-#      hsa-runtime64 and amd_comgr to explicit directories, build, install into
-#      <root>/core/hsa-hotswap/stage (TheRock's layout for BINARY_DIR hsa-hotswap);
-#   3. check_artifact.py: lib selects the .so, dev the header and CMake files.
+# subproject, following packaging/therock/ only, and check each result against
+# TheRock's conventions.
+#   1. therock_model.cmake evaluates hsa-hotswap.cmake as core/CMakeLists.txt
+#      would (TheRock's keyword lists and path resolution, only the variables
+#      TheRock defines, --warn-uninitialized): where the subproject's source,
+#      build, stage and dist directories are, its deps and RPATH dirs, the
+#      validate-shared-lib path, the artifact;
+#   2. the dependency provider rejects a TheRock package that was not declared;
+#   3. configure in the declared build dir with the declared CMAKE_ARGS, a
+#      project_init like TheRock's (provider, RPATH override, debug split as
+#      with THEROCK_SPLIT_DEBUG_INFO, release builds' default), build,
+#      `cmake --install --strip` into the declared stage dir, copy it to dist;
+#   4. the validate-shared-lib path exists and the library loads from there
+#      (ctypes, as TheRock's validate_shared_library.py); it has RPATH $ORIGIN,
+#      is stripped, and its debug info is in .build-id/ under its build ID;
+#   5. check_artifact.py: the descriptor names the real stage dir and exactly the
+#      declared components, which select exactly the staged files (lib, dbg, dev,
+#      doc; TheRock fails on an unmatched file);
+#   6. check_topology.py: the BUILD_TOPOLOGY and package.json entries.
 # Inputs: SOURCE_DIR, SCRATCH, GENERATOR, BUILD_TYPE, CARGO_TARGET_DIR, HSA_DIR,
-#         COMGR_DIR, PYTHON.
+#         COMGR_DIR, PYTHON, READELF.
 cmake_minimum_required(VERSION 3.22)
 include("${CMAKE_CURRENT_LIST_DIR}/../../cmake/common.cmake")
 if(CMAKE_VERSION VERSION_LESS 3.24)
   hotswap_skip_or_fail("dependency providers need CMake 3.24 (TheRock requires 3.25); this is ${CMAKE_VERSION}")
 endif()
-hotswap_require_tools(PYTHON)
+hotswap_require_tools(PYTHON READELF)
 set(_here "${CMAKE_CURRENT_LIST_DIR}")
-set(_provider "${_here}/provider.cmake")
 set(_therock_dir "${SOURCE_DIR}/packaging/therock")
 # Packages TheRock builds and provides to subprojects (a representative set).
 set(_provided hsa-runtime64 hsakmt amd_comgr rocm-core rocprofiler-register rocprofiler-sdk
               hip hip-lang hipcc LLVM Clang LLD rocm_smi amd_smi roctracer hotswap)
+list(JOIN _provided "," _provided_arg)
 
 function(run_out)
   cmake_parse_arguments(PARSE_ARGV 0 ARG "" "OUTPUT" "COMMAND")
@@ -32,16 +45,46 @@ function(run_out)
   endif()
 endfunction()
 
-list(JOIN _provided "," _provided_arg)
+# --- 1. The declaration, evaluated as TheRock would -----------------------------
+# TheRock's trees: THEROCK_SOURCE_DIR with core/ (the fragment and its descriptor)
+# and optional-sources/hotswap (this checkout), THEROCK_BINARY_DIR.
+set(_src_root "${SCRATCH}/therock-src")
+set(_root "${SCRATCH}/therock-build")
+file(REMOVE_RECURSE "${_src_root}" "${_root}")
+file(MAKE_DIRECTORY "${_src_root}/core" "${_src_root}/optional-sources" "${_root}/core")
+file(CREATE_LINK "${SOURCE_DIR}" "${_src_root}/optional-sources/hotswap" SYMBOLIC)
+file(COPY "${_therock_dir}/artifact-hsa-hotswap.toml" DESTINATION "${_src_root}/core")
+run_out(OUTPUT _topology_feature COMMAND "${PYTHON}" -c
+  "import sys, tomllib; a = tomllib.load(open(sys.argv[1], 'rb'))['artifacts']['hsa-hotswap']; print(a['feature_name'], end='')"
+  "${_therock_dir}/BUILD_TOPOLOGY.entry.toml")
+set(_declared "${SCRATCH}/declared.cmake")
+run_out(OUTPUT _model COMMAND "${CMAKE_COMMAND}" --warn-uninitialized
+  "-DFRAGMENT=${_therock_dir}/hsa-hotswap.cmake" "-DROOT=${_root}" "-DSRC_ROOT=${_src_root}"
+  "-DFEATURE=${_topology_feature}" "-DOUT=${_declared}"
+  -P "${_here}/therock_model.cmake")
+message(STATUS "${_model}")
+if(_model MATCHES "uninitialized variable[^\n]*")
+  message(FATAL_ERROR "the fragment uses a variable TheRock does not define: ${CMAKE_MATCH_0}")
+endif()
+include("${_declared}")
+foreach(_dir IN ITEMS SUBPROJECT_BINARY_DIR SUBPROJECT_STAGE_DIR)
+  if(NOT IS_ABSOLUTE "${${_dir}}")
+    message(FATAL_ERROR "TheRock resolves the ${_dir} to the relative path '${${_dir}}': "
+                        "with an absolute EXTERNAL_SOURCE_DIR, BINARY_DIR must be absolute")
+  endif()
+endforeach()
+if(NOT PROVIDED_PACKAGE STREQUAL "${SUBPROJECT};hotswap;lib/cmake/hotswap" OR NOT ACTIVATED STREQUAL SUBPROJECT)
+  message(FATAL_ERROR "the fragment must provide the package hotswap (lib/cmake/hotswap) and activate ${SUBPROJECT}")
+endif()
 
-# --- 1. An undeclared super-project package is rejected -------------------------
+# --- 2. An undeclared super-project package is rejected -------------------------
 set(_probe "${SCRATCH}/undeclared")
 file(REMOVE_RECURSE "${_probe}")
 file(WRITE "${_probe}/src/CMakeLists.txt"
   "cmake_minimum_required(VERSION 3.22)\nproject(probe NONE)\nfind_package(hsakmt CONFIG QUIET)\n")
 execute_process(
   COMMAND "${CMAKE_COMMAND}" -S "${_probe}/src" -B "${_probe}/build" -G "${GENERATOR}"
-          "-DCMAKE_PROJECT_TOP_LEVEL_INCLUDES=${_provider}"
+          "-DCMAKE_PROJECT_TOP_LEVEL_INCLUDES=${_here}/provider.cmake"
           "-DHOTSWAP_THEROCK_PROVIDED=${_provided_arg}"
   RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
 if(_rc EQUAL 0 OR NOT _out MATCHES "find_package\\(hsakmt\\) for a package available")
@@ -49,60 +92,105 @@ if(_rc EQUAL 0 OR NOT _out MATCHES "find_package\\(hsakmt\\) for a package avail
 endif()
 message(STATUS "provider rejects undeclared TheRock packages (hsakmt)")
 
-# --- 2. Configure, build and stage like TheRock ---------------------------------
-set(_root "${SCRATCH}/therock-build")
-set(_build "${_root}/core/hsa-hotswap/build")
-set(_stage "${_root}/core/hsa-hotswap/stage")
-file(REMOVE_RECURSE "${_stage}")
+# --- 3. Configure, build, stage and dist like TheRock ----------------------------
+# The declared deps' packages: hsa-runtime64 from ROCR-Runtime, amd_comgr from amd-comgr.
+set(_deps "")
+if("ROCR-Runtime" IN_LIST SUBPROJECT_BUILD_DEPS OR "ROCR-Runtime" IN_LIST SUBPROJECT_RUNTIME_DEPS)
+  string(APPEND _deps "hsa-runtime64=${HSA_DIR},")
+endif()
+if("amd-comgr" IN_LIST SUBPROJECT_BUILD_DEPS OR "amd-comgr" IN_LIST SUBPROJECT_RUNTIME_DEPS)
+  string(APPEND _deps "amd_comgr=${COMGR_DIR},")
+endif()
+set(SPLIT_DEBUG_INFO ON)
+set(_init "${SUBPROJECT_BINARY_DIR}/build_init.cmake")
+configure_file("${_here}/project_init.cmake.in" "${_init}" @ONLY)
 run_out(OUTPUT _configure COMMAND
-    "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${_build}" -G "${GENERATOR}"
+    "${CMAKE_COMMAND}" -S "${SUBPROJECT_SOURCE_DIR}" -B "${SUBPROJECT_BUILD_DIR}" -G "${GENERATOR}"
     "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}"
-    "-DCMAKE_INSTALL_PREFIX=${_stage}"
-    "-DCMAKE_PROJECT_TOP_LEVEL_INCLUDES=${_provider}"
-    "-DHOTSWAP_THEROCK_DEPS=hsa-runtime64=${HSA_DIR},amd_comgr=${COMGR_DIR}"
-    "-DHOTSWAP_THEROCK_PROVIDED=${_provided_arg}"
-    -DHOTSWAP_BUILD_TESTS=OFF
+    "-DCMAKE_INSTALL_PREFIX=${SUBPROJECT_STAGE_DIR}"
+    "-DTHEROCK_STAGE_INSTALL_ROOT=${SUBPROJECT_STAGE_DIR}"
+    "-DCMAKE_PROJECT_TOP_LEVEL_INCLUDES=${_init}"
+    ${SUBPROJECT_CMAKE_ARGS}
     "-DHOTSWAP_CARGO_TARGET_DIR=${CARGO_TARGET_DIR}")
 message(STATUS "configure:\n${_configure}")
 foreach(_line IN ITEMS
     "Resolving super-project find_package\\(hsa-runtime64\\) from ${HSA_DIR}"
     "Resolving super-project find_package\\(amd_comgr\\) from ${COMGR_DIR}"
-    "Resolving system find_package\\(Corrosion\\)")
+    "Resolving system find_package\\(Corrosion\\)"
+    "TheRock model: INSTALL_RPATH '\\$ORIGIN' on hsa-hotswap"
+    "TheRock model: splitting debug info for hsa-hotswap")
   if(NOT _configure MATCHES "${_line}")
     message(FATAL_ERROR "configure output lacks '${_line}'")
   endif()
 endforeach()
-run_out(COMMAND "${CMAKE_COMMAND}" --build "${_build}" --config "${BUILD_TYPE}")
-run_out(COMMAND "${CMAKE_COMMAND}" --install "${_build}" --config "${BUILD_TYPE}")
+run_out(COMMAND "${CMAKE_COMMAND}" --build "${SUBPROJECT_BUILD_DIR}" --config "${BUILD_TYPE}")
+file(REMOVE_RECURSE "${SUBPROJECT_STAGE_DIR}" "${SUBPROJECT_DIST_DIR}")
+run_out(COMMAND "${CMAKE_COMMAND}" --install "${SUBPROJECT_BUILD_DIR}" --config "${BUILD_TYPE}" --strip)
+# dist: this stage plus the runtime deps' (ROCr and COMGR: their libraries).
+file(COPY "${SUBPROJECT_STAGE_DIR}/" DESTINATION "${SUBPROJECT_DIST_DIR}")
 
-# --- 3. The artifact descriptor selects exactly the staged files ----------------
+# --- 4. The validate-shared-lib path, RPATH, strip, debug split -------------------
+set(_lib "${SUBPROJECT_STAGE_DIR}/lib/libhsa-hotswap.so")
+foreach(_validate IN LISTS VALIDATE_SHARED_LIBS)
+  if(NOT EXISTS "${_validate}")
+    message(FATAL_ERROR "therock_test_validate_shared_lib names ${_validate}, which the dist dir lacks")
+  endif()
+  run_out(OUTPUT _loaded COMMAND "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH
+    "${PYTHON}" -c "import ctypes, sys; ctypes.CDLL(sys.argv[1]); print('loaded', sys.argv[1])" "${_validate}")
+  message(STATUS "${_loaded}")
+endforeach()
+if(NOT VALIDATE_SHARED_LIBS)
+  message(FATAL_ERROR "the fragment registers no therock_test_validate_shared_lib for the library")
+endif()
+capture(_dynamic "${READELF}" -d -W "${_lib}")
+if(NOT _dynamic MATCHES "R(UN)?PATH\\) +Library r(un)?path: \\[\\$ORIGIN\\]")
+  message(FATAL_ERROR "the staged library's RPATH is not TheRock's \$ORIGIN:\n${_dynamic}")
+endif()
+capture(_sections "${READELF}" -S -W "${_lib}")
+if(_sections MATCHES "\\.debug_info")
+  message(FATAL_ERROR "the staged library is not stripped (cmake --install --strip)")
+endif()
+capture(_notes "${READELF}" -n "${_lib}")
+if(NOT _notes MATCHES "Build ID: ([0-9a-f][0-9a-f])([0-9a-f]+)")
+  message(FATAL_ERROR "the staged library has no build ID")
+endif()
+set(_debug ".build-id/${CMAKE_MATCH_1}/${CMAKE_MATCH_2}.debug")
+capture(_sections "${READELF}" -S -W "${SUBPROJECT_STAGE_DIR}/${_debug}")
+if(NOT _sections MATCHES "\\.debug_info")
+  message(FATAL_ERROR "${_debug} holds no debug information")
+endif()
+
+# --- 5. The artifact descriptor ---------------------------------------------------
 string(TOLOWER "${BUILD_TYPE}" _config)
 if(_config STREQUAL "")
   set(_config noconfig)
 endif()
 set(_cmake lib/cmake/hotswap)
-run_out(OUTPUT _check COMMAND "${PYTHON}" "${_here}/check_artifact.py"
-    "${_therock_dir}/artifact-hsa-hotswap.toml" "${_root}"
+list(JOIN ARTIFACT_COMPONENTS "," _components)
+set(_expect
     "lib=lib/libhsa-hotswap.so"
-    "dev=include/hotswap/hotswap.h,${_cmake}/hotswap-config.cmake,${_cmake}/hotswap-config-version.cmake,${_cmake}/hotswap-targets.cmake,${_cmake}/hotswap-targets-${_config}.cmake")
+    "dbg=${_debug}"
+    "dev=include/hotswap/hotswap.h,include/hotswap/hotswap_gate.h,${_cmake}/hotswap-config.cmake,${_cmake}/hotswap-config-version.cmake,${_cmake}/hotswap-targets.cmake,${_cmake}/hotswap-targets-${_config}.cmake"
+    "doc=share/doc/hotswap/LICENSE,share/doc/hotswap/THIRD-PARTY-NOTICES")
+if(EXISTS "${SUBPROJECT_STAGE_DIR}/bin/hotswap")
+  list(APPEND _expect "run=bin/hotswap")
+else()
+  list(APPEND _expect "run=")
+endif()
+run_out(OUTPUT _check COMMAND "${PYTHON}" "${_here}/check_artifact.py"
+    "${ARTIFACT_DESCRIPTOR}" "${_root}" "${SUBPROJECT_REL_STAGE_DIR}" "${_components}" ${_expect})
 message(STATUS "${_check}")
 # ... and the check can fail: a component expected to select nothing.
 execute_process(COMMAND "${PYTHON}" "${_here}/check_artifact.py"
-                "${_therock_dir}/artifact-hsa-hotswap.toml" "${_root}" "lib=" "dev="
+                "${ARTIFACT_DESCRIPTOR}" "${_root}" "${SUBPROJECT_REL_STAGE_DIR}" "${_components}" "lib=" "dev="
                 RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
 if(_rc EQUAL 0)
   message(FATAL_ERROR "check_artifact.py accepted a wrong expectation")
 endif()
 
-# The topology entry parses and names the artifact the declaration provides.
-run_out(OUTPUT _topology COMMAND "${PYTHON}" -c
-"import sys, tomllib
-t = tomllib.load(open(sys.argv[1], 'rb'))['artifacts']['hsa-hotswap']
-assert t['type'] == 'target-neutral', t
-assert set(t['artifact_deps']) >= {'core-runtime', 'amd-llvm'}, t
-print('BUILD_TOPOLOGY entry:', t)"
-    "${_therock_dir}/BUILD_TOPOLOGY.entry.toml")
+# --- 6. BUILD_TOPOLOGY and package.json entries -------------------------------------
+run_out(OUTPUT _topology COMMAND "${PYTHON}" "${_here}/check_topology.py"
+    "${_therock_dir}/BUILD_TOPOLOGY.entry.toml" "${_therock_dir}/package.entry.json"
+    "${_declared}" "${_src_root}" "${_therock_dir}/hsa-hotswap.cmake")
 message(STATUS "${_topology}")
-run_out(COMMAND "${CMAKE_COMMAND}" "-DSNIPPET=${_therock_dir}/hsa-hotswap.cmake"
-            -P "${_here}/check_declaration.cmake")
 message(STATUS "TheRock-style build passed")
