@@ -9,6 +9,13 @@ build and test tree; a missing directory is skipped). Writes OUT/<target>/:
 - elf_header, elf_notes: every object;
 - metadata: every object, and the MessagePack document of each object's
   AMDGPU metadata note (NT_AMDGPU_METADATA, owner "AMDGPU");
+- gfx1250: every gfx12.5 object (EF_AMDGPU_MACH of the gfx125x family; the
+  analyzer's corpus has every A0 class);
+- container: a few objects, and what clang-offload-bundler-22 makes of them
+  (an offload bundle of several targets, compressed bundles v2 and v3), the
+  same bundles compressed with zlib (written here: the bundler picks zstd),
+  and host objects (clang-22, llvm-objcopy-22) whose .hip_fatbin section holds
+  them; tools that are missing are skipped;
 - isa_names, tools_lib: one seed per line of SEED_LISTS/<target>.txt (see
   the file for its format);
 - capi, tool: each control block of SEED_LISTS/<target>.controls followed by
@@ -21,12 +28,21 @@ build tree.
 """
 
 import hashlib
+import os
 import pathlib
 import shutil
 import struct
+import subprocess
 import sys
+import tempfile
+import zlib
 
 RAW_TARGETS = ("elf_header", "elf_notes", "metadata")
+# EF_AMDGPU_MACH values of the gfx12.5 family (gfx1250, gfx1251, gfx12-5-generic,
+# and ROCm's gfx1250-strict), as rust/hotswap-code-object/src/mach.rs lists them.
+GFX125_MACH = (0x49, 0x5a, 0x5b, 0xeb)
+# Objects bundled for the container target (file name stems).
+BUNDLED = ("gfx1250", "gfx942", "gfx1251")
 CONTROL_TARGETS = ("capi", "tool")
 # Objects the structured targets get (file name stems, any directory): a few
 # processors and versions; mutation does the rest.
@@ -74,6 +90,51 @@ def metadata_notes(obj):
     return descs
 
 
+def mach(obj):
+    return obj[48] if len(obj) >= 64 and obj[:4] == b"\x7fELF" else None
+
+
+def containers(objects, out):
+    """Bundles, compressed bundles and host objects holding `objects`
+    ({stem: path}), made with LLVM 22's tools; [] when they are missing."""
+    bundler, clang, objcopy = (shutil.which(t) for t in
+                               ("clang-offload-bundler-22", "clang-22", "llvm-objcopy-22"))
+    if not bundler or not objects:
+        return []
+    made = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        targets = ["host-x86_64-unknown-linux-gnu"] + [
+            f"hipv4-amdgcn-amd-amdhsa--{stem}" for stem in objects]
+        inputs = ["-input=/dev/null"] + [f"-input={path}" for path in objects.values()]
+        for name, extra, env in (("plain", [], {}),
+                                 ("ccob3", ["-compress"], {}),
+                                 ("ccob2", ["-compress"], {"COMPRESSED_BUNDLE_FORMAT_VERSION": "2"})):
+            result = tmp / name
+            subprocess.run([bundler, "-type=o", "-targets=" + ",".join(targets), *inputs,
+                            f"-output={result}", *extra],
+                           check=True, env={**os.environ, **env})
+            made.append(result.read_bytes())
+        # zlib: the same offload bundle in CCOB v2 and v3 headers.
+        plain = made[0]
+        packed = zlib.compress(plain)
+        for version, header in ((2, struct.pack("<4sHHIIQ", b"CCOB", 2, 0, 0, len(plain), 0)),
+                                (3, struct.pack("<4sHHQQQ", b"CCOB", 3, 0, 0, len(plain), 0))):
+            total = len(header) + len(packed)
+            header = (header[:8] + struct.pack("<I" if version == 2 else "<Q", total)
+                      + header[12 if version == 2 else 16:])
+            made.append(header + packed)
+        if clang and objcopy:
+            (tmp / "host.c").write_text("int hotswap_fuzz_host;\n")
+            subprocess.run([clang, "-c", "-o", tmp / "host.o", tmp / "host.c"], check=True)
+            for i, bundle in enumerate(list(made)):
+                (tmp / "fatbin").write_bytes(bundle + b"\0" * 64 + bundle)
+                subprocess.run([objcopy, "--add-section", f".hip_fatbin={tmp / 'fatbin'}",
+                                tmp / "host.o", tmp / f"host{i}.o"], check=True)
+                made.append((tmp / f"host{i}.o").read_bytes())
+    return made
+
+
 def lines(path):
     """Non-empty lines that are not comments (`#` first), without the newline."""
     for line in path.read_text(encoding="utf-8").split("\n"):
@@ -99,6 +160,12 @@ def main():
             write(out / target, data)
         for desc in metadata_notes(data):
             write(out / "metadata", desc)
+        if mach(data) in GFX125_MACH:
+            write(out / "gfx1250", data)
+
+    bundled = {p.stem: p for p in objects if p.stem in BUNDLED}
+    for data in [p.read_bytes() for p in bundled.values()] + containers(bundled, out):
+        write(out / "container", data)
 
     # isa_names: TAB-separated fields, one seed per line.
     for line in lines(lists / "isa_names.txt"):
