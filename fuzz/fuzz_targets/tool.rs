@@ -8,11 +8,12 @@
 //! Input: a 64-byte control block, then a code object. Control: byte 0 bit 0
 //! the opt-in (`AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES`); 1..5 the rewriter's
 //! answer (`Answer::decode`; `Fixed` returns the object's second half); 5
-//! the number of agents (1 + n % 4); 8..24 four agents of four bytes (ISA name
-//! choice, revision kind, revision); 24..64 ten operations of four bytes
-//! (create a memory or file reader over a variant of the object, load, destroy,
-//! create-load-destroy, load an unknown reader). Seeds: each line of
-//! `seeds/tool.controls` in front of clang-22 objects.
+//! the number of agents (1 + n % 4); 6..8 the table `OnLoad` gets (kind: as
+//! ROCr makes it, a size of 8 * n bytes, or slot n NULL; then n); 8..24 four
+//! agents of four bytes (ISA name choice, revision kind, revision); 24..64 ten
+//! operations of four bytes (create a memory or file reader over a variant of
+//! the object, load, destroy, create-load-destroy, load an unknown reader).
+//! Seeds: each line of `seeds/tool.controls` in front of clang-22 objects.
 //!
 //! Checked for every call the application makes: it gets the runtime's own
 //! status (what the fake runtime returns for the caller's reader); a load
@@ -23,7 +24,9 @@
 //! the rewriter asked for that ISA pair; a file reader stays a file reader unless
 //! a rewrite is possible for it. At the end: no reader of the fake runtime is
 //! left (the tool's temporary readers included) and `OnUnload` restores every
-//! slot.
+//! slot. `OnLoad` accepts the table exactly when its size covers every slot the
+//! tool reads or writes and none of them is NULL, and leaves a refused table
+//! unchanged (the application then talks to the runtime alone).
 #![no_main]
 
 use std::fs::File;
@@ -34,6 +37,7 @@ use hotswap_code_object::isa_name::processor_of;
 use hotswap_fuzz::{install_rewriter, is_amdgpu_elf, rewriter_calls, Answer, Control};
 use hsa_hotswap::code_object::{self, isa};
 use hsa_hotswap::hsa::api::{hsa_code_object_reader_t, hsa_executable_t};
+use hsa_hotswap::hsa::table::{ApiTableVersion, CoreApiTable};
 use hsa_hotswap::testing::{fake_slots, FakeAgent, FakeRuntime, Load};
 use hsa_hotswap::{config::Config, tool};
 use libfuzzer_sys::fuzz_target;
@@ -84,6 +88,9 @@ struct Model {
     agents: Vec<FakeAgent>,
     opt_in: bool,
     answer: Option<Answer>,
+    /// `OnLoad` accepted the table (else the application talks to the
+    /// runtime alone).
+    loaded: bool,
 }
 
 /// A gfx12.5 code object's processor: `gfx12-5-generic` or `gfx125` and
@@ -131,7 +138,7 @@ impl Model {
 
     /// Some rewrite is possible in this runtime.
     fn possible(&self) -> bool {
-        self.answer.is_some() && self.agents.iter().any(|a| self.candidate(a.handle))
+        self.loaded && self.answer.is_some() && self.agents.iter().any(|a| self.candidate(a.handle))
     }
 
     /// The tool records the reader (and turns a file reader into a memory
@@ -361,18 +368,59 @@ fuzz_target!(init: hotswap_fuzz::init(), |data: &[u8]| {
         })
         .take(agent_count)
         .collect();
-    let model = Model { agents: agents.clone(), opt_in, answer: answer.clone() };
+    // The table OnLoad gets: as ROCr makes it, or with a size that may not
+    // cover every slot the tool needs, or one of them NULL.
+    control.seek(6);
+    let (edit, arg) = (control.pick(4), control.byte());
+    let fakes = fake_slots();
+    let index = |offset: usize| (offset - std::mem::size_of::<ApiTableVersion>()) / 8;
+    let mut size = std::mem::size_of::<CoreApiTable>() as u32;
+    let mut nulled = None;
+    match edit {
+        2 => size = u32::from(arg) * 8,
+        3 => nulled = Some(fakes[usize::from(arg) % fakes.len()].0),
+        _ => {}
+    }
+    let accepted = fakes
+        .iter()
+        .all(|(slot, _)| slot.end() as u32 <= size && Some(*slot) != nulled);
 
-    let config = Config { entry_trampolines: opt_in, ..Config::default() };
-    let runtime = FakeRuntime::start_configured(agents, &config);
-    assert!(runtime.on_load, "OnLoad accepts the fake runtime's table");
+    let config = Config {
+        entry_trampolines: opt_in,
+        ..Config::default()
+    };
+    let runtime = FakeRuntime::start_with(agents.clone(), Some(&config), |core| {
+        core.version.minor_id = size;
+        if let Some(slot) = nulled {
+            core.slots[index(slot.offset)] = 0;
+        }
+    });
+    let table = |runtime: &FakeRuntime| -> Vec<usize> {
+        fakes.iter().map(|(slot, _)| runtime.slot(*slot)).collect()
+    };
+    let edited: Vec<usize> = fakes
+        .iter()
+        .map(|(slot, value)| if Some(*slot) == nulled { 0 } else { *value })
+        .collect();
+    assert_eq!(runtime.on_load, accepted, "OnLoad on a table of {size} bytes, {nulled:?} NULL");
+    if !accepted {
+        assert_eq!(table(&runtime), edited, "a refused table is left unchanged");
+    }
+    let model = Model {
+        agents,
+        opt_in,
+        answer: answer.clone(),
+        loaded: accepted,
+    };
     install_rewriter(answer);
     let mut run = Run { runtime: &runtime, model: &model, readers: Vec::new() };
     let agent_handle = |choice: usize| model.agents.get(choice).map_or(UNKNOWN_AGENT, |a| a.handle);
     let good = hsa_executable_t { handle: 1 };
 
     control.seek(24);
-    for _ in 0..10 {
+    // An application never calls a NULL slot: with one, only OnLoad is checked.
+    let operations = if nulled.is_some() { 0 } else { 10 };
+    for _ in 0..operations {
         let op = control.pick(6);
         match op {
             0 | 1 => {
@@ -417,8 +465,6 @@ fuzz_target!(init: hotswap_fuzz::init(), |data: &[u8]| {
     }
     assert_eq!(runtime.live_readers(), 0, "a reader was left in the runtime");
     tool::OnUnload();
-    for (slot, value) in fake_slots() {
-        assert_eq!(runtime.slot(slot), value, "OnUnload restores {}", slot.name);
-    }
+    assert_eq!(table(&runtime), edited, "OnUnload restores every slot");
     drop(runtime);
 });
