@@ -10,7 +10,8 @@ build and test tree; a missing directory is skipped). Writes OUT/<target>/:
 - metadata: every object, and the MessagePack document of each object's
   AMDGPU metadata note (NT_AMDGPU_METADATA, owner "AMDGPU");
 - gfx1250: every gfx12.5 object (EF_AMDGPU_MACH of the gfx125x family; the
-  analyzer's corpus has every A0 class);
+  analyzer's corpus has every A0 class); rewrite: the same, after each of
+  the four option bytes;
 - container: a few objects, and what clang-offload-bundler-22 makes of them
   (an offload bundle of several targets, compressed bundles v2 and v3), the
   same bundles compressed with zlib (written here: the bundler picks zstd),
@@ -162,6 +163,8 @@ def main():
             write(out / "metadata", desc)
         if mach(data) in GFX125_MACH:
             write(out / "gfx1250", data)
+            for options in range(4):  # allow_partial, s_clause policy
+                write(out / "rewrite", bytes([options]) + data)
 
     bundled = {p.stem: p for p in objects if p.stem in BUNDLED}
     for data in [p.read_bytes() for p in bundled.values()] + containers(bundled, out):

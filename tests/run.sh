@@ -15,7 +15,7 @@ cbindgen_version=0.29.4
 apt_packages=(
   cmake make gcc g++ file
   libhsa-runtime-dev libamd-comgr-dev libhsakmt-dev
-  clang-22 llvm-22 lld-22
+  clang-22 clang-tools-22 llvm-22 lld-22
   valgrind rpm lintian rpmlint dpkg-dev python3 python3-pip
 )
 
@@ -64,8 +64,26 @@ TEXT
   log "the tool's own account of the A0 agent's loads (HSA_HOTSWAP_VERBOSE=1: every decision, at debug level)"
   env "${env[@]}" HSA_HOTSWAP_REWRITER="$rewriter" HSA_HOTSWAP_VERBOSE=1 STANDIN_AGENTS=gfx1250-A0 \
     STANDIN_QUIET=1 "$standin" demo 2>&1 | grep '^hotswap:'
-  log "the same with Debian's COMGR, which has no rewriter: every original is loaded, and the log says why"
-  env "${env[@]}" "$standin" demo
+  log "the same with no rewriter library named: Debian's COMGR has none, so the native rewriter is used; this kernel needs no A0 change, so every original is loaded (the info log says so)"
+  env "${env[@]}" HSA_HOTSWAP_LOG_LEVEL=info "$standin" demo
+}
+
+# The command line, installed as bin/hotswap: what would happen on this machine,
+# then the A0 findings in clang-22 objects and one native rewrite.
+demo_cli() {
+  local hotswap="$1/bin/hotswap" objects=build/tests/cli/objects
+  log "hotswap doctor: what would happen if an application started now (HSA_TOOLS_LIB=$2)"
+  env HSA_TOOLS_LIB="$2" "$hotswap" doctor
+  log "hotswap inspect: a clang-22 HIP offload bundle (gfx1250 + gfx942) and a gfx1250 object with A0 sites"
+  "$hotswap" inspect "$objects/kernels.bundle" "$objects/same_size.co" --sites
+  log "hotswap rewrite: the native B0->A0 rewrite of that object"
+  local status=0
+  "$hotswap" rewrite "$objects/same_size.co" -o build/demo-same_size-a0.co || status=$?
+  echo "exit status $status"
+  log "hotswap rewrite of an object with a site that needs code growth: refused"
+  status=0
+  "$hotswap" rewrite "$objects/growth.co" -o build/demo-growth-a0.co || status=$?
+  echo "exit status $status (3: refused, nothing written)"
 }
 
 case "$mode" in
@@ -83,6 +101,7 @@ case "$mode" in
     build/demo-consumer/consumer_c
     build/demo-consumer/consumer_dlopen
     demo_tool "$prefix"
+    demo_cli "$prefix" "$(find "$prefix" -name libhsa-hotswap.so -print -quit)"
     ;;
   test)
     setup

@@ -290,8 +290,9 @@ def dep5_text(text: str) -> str:
 
 def crate_licence_text(records, name: str):
     """The text of licence `name` as a crate naming it ships it: a top-level
-    file LICENSE-<name> (any case, any extension), or None."""
-    pattern = re.compile(rf"(?i)^licen[cs]e[-_.]{re.escape(name)}(\.[a-z]+)?$")
+    file LICENSE-<name> or <name> (any case, any extension; memchr's UNLICENSE),
+    or None."""
+    pattern = re.compile(rf"(?i)^(licen[cs]e[-_.])?{re.escape(name)}(\.[a-z]+)?$")
     for r in records:
         if name not in identifiers(r["license"]):
             continue

@@ -1,12 +1,17 @@
 /* Every rewriter outcome through the C API (hotswap_retarget_code_object), one
  * mode per process because the rewriter is resolved once per process:
  *
- *   retarget_test MODE GFX1250_OBJECT
+ *   retarget_test MODE GFX1250_OBJECT [EXPECTED_OUTPUT]
  *
  * MODE is a test-rewriter mode (change, unchanged, error, stub, empty, garbage,
  * missing, prototype; the library comes from HSA_HOTSWAP_REWRITER), "comgr"
- * (HSA_HOTSWAP_REWRITER unset: the linked COMGR, Debian's 2.4 without hotswap
- * symbols) or "relative" (HSA_HOTSWAP_REWRITER is not an absolute path). */
+ * (HSA_HOTSWAP_REWRITER unset: Debian's COMGR 2.4 has no rewriter and no
+ * rocjitsu translator is installed, so the native rewriter is used; the object
+ * needs no change), "relative" or "absent" (HSA_HOTSWAP_REWRITER is not an
+ * absolute path, or names no file: no rewriter at all), "native-fixed" (the
+ * native rewriter on an object whose sites it fixes: the output must be
+ * EXPECTED_OUTPUT byte for byte, and rewriting it again changes nothing) or
+ * "native-refused" (the native rewriter on an object that needs code growth). */
 #include <hotswap/hotswap.h>
 
 #include "hotswap_check.h"
@@ -98,8 +103,8 @@ static void isa_of(const void *elf, size_t size, char *name, size_t cap) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s MODE GFX1250_OBJECT\n", argv[0]);
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: %s MODE GFX1250_OBJECT [EXPECTED_OUTPUT]\n", argv[0]);
     return 2;
   }
   const char *mode = argv[1];
@@ -170,11 +175,44 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 3; ++i)
       expect_failure(elf, size, HOTSWAP_STATUS_REWRITER_UNAVAILABLE);
     CHECK(rewriter_calls() == 0);
-  } else if (strcmp(mode, "missing") == 0 || strcmp(mode, "comgr") == 0 ||
-             strcmp(mode, "relative") == 0) {
+  } else if (strcmp(mode, "missing") == 0 || strcmp(mode, "relative") == 0 ||
+             strcmp(mode, "absent") == 0) {
     expect_failure(elf, size, HOTSWAP_STATUS_REWRITER_UNAVAILABLE);
     expect_failure(elf, size, HOTSWAP_STATUS_REWRITER_UNAVAILABLE);
     CHECK(rewriter_calls() <= 0);
+  } else if (strcmp(mode, "comgr") == 0) {
+    for (int i = 0; i < 2; ++i) {
+      hotswap_status_t status = retarget(elf, size, &out, &out_size);
+      if (status != HOTSWAP_STATUS_UNCHANGED)
+        fprintf(stderr, "status %s\n", hotswap_status_string(status));
+      CHECK(status == HOTSWAP_STATUS_UNCHANGED);
+      CHECK(out == elf && out_size == size);
+    }
+  } else if (strcmp(mode, "native-fixed") == 0) {
+    size_t expected_size = 0;
+    unsigned char *expected = argc == 4 ? check_read_file(argv[3], &expected_size) : NULL;
+    CHECK(expected != NULL && expected_size == size);
+    race_first_calls(elf, size, HOTSWAP_STATUS_SUCCESS);
+    for (int round = 0; round < 2 && expected != NULL; ++round) {
+      hotswap_status_t status = retarget(elf, size, &out, &out_size);
+      if (status != HOTSWAP_STATUS_SUCCESS)
+        fprintf(stderr, "status %s\n", hotswap_status_string(status));
+      CHECK(status == HOTSWAP_STATUS_SUCCESS);
+      if (status != HOTSWAP_STATUS_SUCCESS)
+        break;
+      CHECK(out != elf && out_size == size);
+      CHECK(memcmp(out, expected, size) == 0); /* the driver's output, checked by native.invariants */
+      /* Rewriting the output again changes nothing. */
+      void *again;
+      size_t again_size;
+      CHECK(retarget(out, out_size, &again, &again_size) == HOTSWAP_STATUS_UNCHANGED);
+      CHECK(again == out && again_size == out_size);
+      free(out);
+    }
+    free(expected);
+  } else if (strcmp(mode, "native-refused") == 0) {
+    race_first_calls(elf, size, HOTSWAP_STATUS_REWRITE_REFUSED);
+    expect_failure(elf, size, HOTSWAP_STATUS_REWRITE_REFUSED);
   } else {
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;

@@ -758,7 +758,8 @@ void scenario_demo() {
   const char *rewriter = std::getenv("HSA_HOTSWAP_REWRITER");
   std::printf("stand-in: HSA_TOOLS_LIB=%s\n", std::getenv("HSA_TOOLS_LIB"));
   std::printf("stand-in: OnLoad returned %s\n", failed_tools().empty() ? "true (four table slots patched)" : "false");
-  std::printf("stand-in: rewriter: %s\n", rewriter ? rewriter : "none given: the COMGR the tool is linked with");
+  std::printf("stand-in: rewriter: %s\n",
+              rewriter ? rewriter : "none named: the linked COMGR's, else rocjitsu's, else the native rewriter");
   std::printf("\n%-16s %-42s %-4s %-8s %s\n", "agent", "first ISA", "rev", "object", "what the loader got");
   int rewritten = 0, loads = 0;
   for (const Agent &agent : agents()) {
@@ -768,7 +769,7 @@ void scenario_demo() {
       std::string what;
       if (o.status != HSA_STATUS_SUCCESS) {
         what = "load failed";
-      } else if (o.rewritten) {
+      } else if (o.rewritten || !o.caller_bytes) {  // the test rewriter's marker, or other bytes
         what = "REWRITTEN copy (" + std::to_string(o.size) + " bytes, kept by the tool)";
         ++rewritten;
       } else {
@@ -781,6 +782,134 @@ void scenario_demo() {
   }
   std::printf("\nstand-in: %d loads intercepted, %d rewritten\n", loads, rewritten);
   std::fflush(stdout);
+}
+
+// ---- the native rewriter -----------------------------------------------------------
+
+// The byte ranges (offset, length) of a sites file ("site|note OFFSET LEN ...").
+std::vector<std::pair<size_t, size_t>> read_sites(const std::string &path) {
+  std::vector<std::pair<size_t, size_t>> ranges;
+  auto text = read_file(path);
+  std::string all(text.begin(), text.end());
+  size_t at = 0;
+  while (at < all.size()) {
+    size_t end = all.find('\n', at);
+    if (end == std::string::npos) end = all.size();
+    char kind[16];
+    unsigned long offset = 0, length = 0;
+    if (std::sscanf(all.substr(at, end - at).c_str(), "%15s %lx %lu", kind, &offset, &length) == 3)
+      ranges.emplace_back(offset, length);
+    at = end + 1;
+  }
+  return ranges;
+}
+
+// Whether `got` differs from `input` exactly at `sites`: every differing byte
+// inside a listed range, every listed range with a differing byte.
+bool differs_exactly_at(const uint8_t *got, size_t size, const std::vector<uint8_t> &input,
+                        const std::vector<std::pair<size_t, size_t>> &sites) {
+  if (size != input.size() || sites.empty()) return false;
+  std::vector<bool> listed(size, false);
+  for (auto [offset, length] : sites) {
+    if (offset + length > size) return false;
+    bool changed = false;
+    for (size_t i = offset; i < offset + length; ++i) {
+      listed[i] = true;
+      changed |= got[i] != input[i];
+    }
+    if (!changed) return false;
+  }
+  for (size_t i = 0; i < size; ++i)
+    if (got[i] != input[i] && !listed[i]) return false;
+  return true;
+}
+
+// Runs `fn` with the tool's stderr captured; returns what it wrote.
+std::string capture_stderr(const std::function<void()> &fn) {
+  std::fflush(stderr);
+  std::string path = temp_file({});
+  int fd = open(path.c_str(), O_WRONLY | O_TRUNC);
+  int saved = dup(2);
+  dup2(fd, 2);
+  fn();
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  close(fd);
+  auto bytes = read_file(path);
+  unlink(path.c_str());
+  return std::string(bytes.begin(), bytes.end());
+}
+
+size_t count(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The native rewriter through the tool (HSA_HOTSWAP_REWRITER=native). Objects
+// from STANDIN_NATIVE_OBJECTS, the rewriter driver's outputs (made and checked
+// against LLVM 22 by native.invariants) from STANDIN_NATIVE_WORK:
+//  - fixable.co (every site same-size) is loaded rewritten on both kinds of A0
+//    agent: the loader gets exactly fixable.a0.co, which differs from the input
+//    exactly at the fixed sites and the retagged note (fixable.sites); a B0
+//    agent gets the caller's bytes;
+//  - refused.ds_2addr.co (a cluster load, and a DS two-address load that needs
+//    code growth) is refused: the caller's bytes, one warning naming kernel,
+//    offset and class, however often it is loaded;
+//  - argv "partial" (HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL=1): it is loaded partly
+//    fixed (refused.ds_2addr.partial.co: the cluster load fixed), one warning.
+void scenario_native(bool partial) {
+  init();
+  CHECK(failed_tools().empty(), "the tool did not load");
+  std::string objects = std::getenv("STANDIN_NATIVE_OBJECTS") ? std::getenv("STANDIN_NATIVE_OBJECTS") : ".";
+  std::string work = std::getenv("STANDIN_NATIVE_WORK") ? std::getenv("STANDIN_NATIVE_WORK") : ".";
+  const auto &fixable = *new std::vector<uint8_t>(read_file(objects + "/fixable.co"));
+  const auto &growth = *new std::vector<uint8_t>(read_file(objects + "/refused.ds_2addr.co"));
+  auto expected = read_file(work + "/fixable.a0.co");
+  auto sites = read_sites(work + "/fixable.sites");
+  CHECK(!fixable.empty() && !growth.empty() && !expected.empty() && !sites.empty(), "inputs missing");
+  for (const char *label : {"gfx1250-A0", "gfx1250-strict-A0"}) {
+    Outcome o = load_memory(fixable, *agent_by_label(label));
+    LoadRecord r = last_load();
+    CHECK(o.status == HSA_STATUS_SUCCESS && !o.caller_bytes, "fixable on %s: not rewritten", label);
+    CHECK(r.size == expected.size() && std::memcmp(r.ptr, expected.data(), r.size) == 0,
+          "fixable on %s: the loader did not get the rewriter's output", label);
+    CHECK(differs_exactly_at(r.ptr, r.size, fixable, sites), "fixable on %s: not exactly the fixed sites", label);
+    std::printf("fixable  on %-18s rewritten: %zu bytes, differs from the input at exactly its %zu fixed range(s)\n",
+                label, r.size, sites.size());
+  }
+  Outcome b0 = load_memory(fixable, *agent_by_label("gfx1250-B0"));
+  CHECK(b0.caller_bytes, "fixable on gfx1250-B0: not the caller's bytes");
+  std::string log = capture_stderr([&] {
+    for (int i = 0; i < 3; ++i) {
+      Outcome o = load_memory(growth, *agent_by_label("gfx1250-A0"));
+      LoadRecord r = last_load();
+      CHECK(o.status == HSA_STATUS_SUCCESS, "growth object: status %#x", o.status);
+      if (partial) {
+        auto expected_partial = read_file(work + "/refused.ds_2addr.partial.co");
+        CHECK(!o.caller_bytes && r.size == expected_partial.size() &&
+                  std::memcmp(r.ptr, expected_partial.data(), r.size) == 0,
+              "growth object: not loaded partly fixed");
+        CHECK(differs_exactly_at(r.ptr, r.size, growth, read_sites(work + "/refused.ds_2addr.partial.sites")),
+              "growth object: partly fixed elsewhere than at its same-size site");
+      } else {
+        CHECK(o.caller_bytes, "growth object: the caller's bytes must be loaded");
+      }
+    }
+  });
+  std::printf("%s", log.c_str());
+  if (partial) {
+    CHECK(count(log, "partly fixed: 1 site(s) still need code growth; the first: ds_2addr (ds_load_2addr_b32) "
+                     "in k at offset 0xc") == 1,
+          "one warning for the partly fixed object");
+  } else {
+    CHECK(count(log, "refused: 1 site(s) need code growth; the first: ds_2addr (ds_load_2addr_b32) in k at "
+                     "offset 0xc") == 1,
+          "one warning for the refused object");
+  }
+  CHECK(count(log, "hotswap:") == 1, "exactly one log line, got:\n%s", log.c_str());
+  CHECK(counters().forbidden_calls == 0, "forbidden table calls");
 }
 
 // ---- benchmark ----------------------------------------------------------------
@@ -1025,6 +1154,7 @@ int main(int argc, char **argv) {
   else if (s == "dedupe") scenario_dedupe();
   else if (s == "rocr-hook") scenario_rocr_hook(arg == "first");
   else if (s == "demo") scenario_demo();
+  else if (s == "native") scenario_native(arg == "partial");
   else if (s == "bench") scenario_bench(arg);
   else {
     std::fprintf(stderr, "unknown scenario %s\n", s.c_str());

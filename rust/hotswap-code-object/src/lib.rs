@@ -11,7 +11,8 @@
 //! - [`metadata`]: the AMDGPU metadata note (msgpack);
 //! - [`container`]: every code object in a file: bare, offload bundles,
 //!   compressed bundles (`CCOB`), host binaries with a `.hip_fatbin` section;
-//! - [`gfx1250`]: the gfx1250 instruction walker and the A0 classifier.
+//! - [`gfx1250`]: the gfx1250 instruction walker and the A0 classifier;
+//! - [`rewrite`]: the native B0→A0 rewriter (same-size fixes, fail closed).
 //!
 //! Every read is bounded by the input: malformed input gives an error value,
 //! never a panic.
@@ -24,6 +25,7 @@ pub mod isa;
 pub mod isa_name;
 pub mod mach;
 pub mod metadata;
+pub mod rewrite;
 
 pub use isa::{IsaError, EM_AMDGPU, HSA_ISA_PREFIX};
 

@@ -227,16 +227,19 @@ pub unsafe extern "C" fn hotswap_code_object_isa_name(
 /// means the rewriter produced identical bytes: `*out` stays `elf` and must not
 /// be freed.
 ///
-/// The rewriter is chosen once per process: the library named by the
-/// environment variable `HSA_HOTSWAP_REWRITER` (an absolute path; its exported
-/// ABI decides: COMGR's `amd_comgr_hotswap_rewrite` or rocjitsu's
+/// The rewriter is chosen once per process: the one named by the environment
+/// variable `HSA_HOTSWAP_REWRITER` (`native`, or an absolute library path whose
+/// exported ABI decides: COMGR's `amd_comgr_hotswap_rewrite` or rocjitsu's
 /// `rj_gfx1250_b0_to_a0_translate`), else the linked COMGR's rewriter, else the
-/// rocjitsu translator found next to ROCr or by name.
-/// `HOTSWAP_STATUS_REWRITER_UNAVAILABLE`: none of them is usable (the reasons
-/// are logged once). `HOTSWAP_STATUS_REWRITE_UNSUPPORTED`: the rewriter does
-/// not rewrite this ISA pair. `HOTSWAP_STATUS_REWRITE_REFUSED`: it refused this
-/// code object for what it contains. `HOTSWAP_STATUS_REWRITE_FAILED`: it
-/// returned an error, or output that is empty or not an AMDGPU ELF.
+/// rocjitsu translator found next to ROCr or by name, else the native rewriter
+/// (same-size fixes only).
+/// `HOTSWAP_STATUS_REWRITER_UNAVAILABLE`: the named rewriter is not usable (the
+/// reasons are logged once). `HOTSWAP_STATUS_REWRITE_UNSUPPORTED`: the rewriter
+/// does not rewrite this ISA pair. `HOTSWAP_STATUS_REWRITE_REFUSED`: it refused
+/// this code object for what it contains (the native rewriter: a site that
+/// needs code growth; the reason is logged as a warning).
+/// `HOTSWAP_STATUS_REWRITE_FAILED`: it returned an error, or output that is
+/// empty or not an AMDGPU ELF.
 /// `HOTSWAP_STATUS_OUT_OF_MEMORY`: allocation failed. The input is never
 /// modified.
 ///

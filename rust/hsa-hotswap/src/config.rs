@@ -28,8 +28,13 @@ pub const HSA_HOTSWAP_LOG: &str = "HSA_HOTSWAP_LOG";
 pub const HSA_HOTSWAP_LOG_LEVEL: &str = "HSA_HOTSWAP_LOG_LEVEL";
 /// Upstream's verbose switch: true = debug.
 pub const HSA_HOTSWAP_VERBOSE: &str = "HSA_HOTSWAP_VERBOSE";
-/// Absolute path of the rewriter library to use instead of the linked COMGR.
+/// The rewriter to use: an absolute library path, or `native`.
 pub const HSA_HOTSWAP_REWRITER: &str = "HSA_HOTSWAP_REWRITER";
+/// `HSA_HOTSWAP_REWRITER`'s value that selects the native rewriter.
+pub const REWRITER_NATIVE: &str = "native";
+/// True: the native rewriter returns a partly fixed code object (sites that
+/// need code growth left as they are) instead of refusing it.
+pub const HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL: &str = "HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL";
 
 /// One snapshot of the tool's environment variables.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -51,6 +56,8 @@ pub struct Config {
     pub verbose: bool,
     /// `HSA_HOTSWAP_REWRITER`, raw; empty counts as unset.
     pub rewriter: Option<String>,
+    /// `HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL`.
+    pub native_allow_partial: bool,
 }
 
 impl Config {
@@ -77,6 +84,7 @@ impl Config {
             log_level: lookup(HSA_HOTSWAP_LOG_LEVEL),
             verbose: flag(HSA_HOTSWAP_VERBOSE),
             rewriter: lookup(HSA_HOTSWAP_REWRITER).filter(|v| !v.is_empty()),
+            native_allow_partial: flag(HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL),
         }
     }
 
@@ -128,6 +136,7 @@ mod tests {
             (HSA_HOTSWAP_LOG_LEVEL, "debug"),
             (HSA_HOTSWAP_VERBOSE, "yes"),
             (HSA_HOTSWAP_REWRITER, ""),
+            (HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL, "on"),
         ];
         let lookup = |name: &str| {
             env.iter()
@@ -141,6 +150,7 @@ mod tests {
         assert_eq!(config.log.as_deref(), Some("syslog"));
         assert_eq!(config.log_level.as_deref(), Some("debug"));
         assert_eq!(config.rewriter, None, "empty is unset");
+        assert!(config.native_allow_partial);
         assert_eq!(Config::from_lookup(|_| None), Config::default());
     }
 

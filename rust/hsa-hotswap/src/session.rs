@@ -428,7 +428,7 @@ impl Session {
         if !rewriter::is_available() {
             log::warn!(
                 "rewrite candidate agent(s) {} present but no rewriter is available \
-                 (this COMGR has no working amd_comgr_hotswap_rewrite): code objects are \
+                 (the one HSA_HOTSWAP_REWRITER names cannot be used): code objects are \
                  loaded unmodified",
                 candidates.join(", ")
             );
@@ -645,7 +645,12 @@ impl Session {
                 );
                 Some(Outcome::Declined)
             }
-            Err(e @ (RetargetError::Refused(_) | RetargetError::Unsupported)) => {
+            Err(e @ RetargetError::Refused(_)) => {
+                // The backend has warned, naming why (once: refusals are remembered).
+                log::info!("{what}: rewrite {pair}: {e}; the original code object is loaded");
+                Some(Outcome::Declined)
+            }
+            Err(e @ RetargetError::Unsupported) => {
                 log::warn!("{what}: rewrite {pair}: {e}; the original code object is loaded");
                 Some(Outcome::Declined)
             }

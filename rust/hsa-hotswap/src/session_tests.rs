@@ -402,3 +402,48 @@ fn a_panic_at_every_decision_point_falls_back() {
         assert_eq!(runtime.live_readers(), 0, "{point}: readers leaked");
     }
 }
+
+#[test]
+fn the_native_backend_through_the_tool() {
+    use crate::rewriter::native::test_objects::{probe_with, CLUSTER_LOAD, DS_LOAD_2ADDR};
+    use crate::rewriter::native::Native;
+    use hotswap_code_object::rewrite::{rewrite_b0_to_a0, Options};
+
+    let runtime = FakeRuntime::start_configured(all_agents(), &opt_in(false));
+    let native: &'static Native = Box::leak(Box::new(Native::new(Options::default())));
+    crate::rewriter::testing_override::set(Some(native));
+    let fixable = probe_with(&CLUSTER_LOAD);
+    let expected = rewrite_b0_to_a0(&fixable, &Options::default())
+        .unwrap()
+        .bytes;
+    assert_ne!(expected, fixable);
+    for agent in [A0, STRICT_A0] {
+        let (status, load) = runtime.load_memory(&fixable, agent);
+        let load = load.unwrap();
+        assert_eq!(status, HSA_STATUS_SUCCESS);
+        assert_ne!(
+            load.bytes.0,
+            fixable.as_ptr() as usize,
+            "rewritten on {agent:#x}"
+        );
+        // SAFETY: the tool keeps rewritten code objects until the process exits.
+        let loaded = unsafe { std::slice::from_raw_parts(load.bytes.0 as *const u8, load.bytes.1) };
+        assert_eq!(loaded, expected.as_slice());
+    }
+    // Other agents get the caller's bytes.
+    for agent in [B0, GFX942] {
+        let (_, load) = runtime.load_memory(&fixable, agent);
+        assert_eq!(load.unwrap().bytes.0, fixable.as_ptr() as usize);
+    }
+    // A site that needs code growth: refused, the original is loaded.
+    let growth = probe_with(&DS_LOAD_2ADDR);
+    for _ in 0..2 {
+        let (status, load) = runtime.load_memory(&growth, A0);
+        assert_eq!(status, HSA_STATUS_SUCCESS);
+        assert_eq!(load.unwrap().bytes.0, growth.as_ptr() as usize);
+    }
+    // Nothing to fix: the original is loaded.
+    let clean = code_object_with_flags(0x549);
+    let (_, load) = runtime.load_memory(&clean, A0);
+    assert_eq!(load.unwrap().bytes.0, clean.as_ptr() as usize);
+}

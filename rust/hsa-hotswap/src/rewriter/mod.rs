@@ -7,14 +7,16 @@
 //!   linked COMGR, rocjitsu's COMGR shim, the test rewriters);
 //! - [`rocjitsu`]: AMD's maintained translator,
 //!   `librocjitsu_gfx1250_b0_to_a0.so.0` (`rj_gfx1250_b0_to_a0_translate`);
-//! - a native backend has its place in [`select`] (`HSA_HOTSWAP_REWRITER=native`).
+//! - [`native`]: the Rust rewriter of `hotswap_code_object::rewrite` (same-size
+//!   fixes only; objects that need code growth are refused).
 //!
 //! Choice ([`select`], once per process, from [`Config::process`]):
-//! `HSA_HOTSWAP_REWRITER` set to an absolute path loads that library and uses
-//! whichever ABI it exports (COMGR-ABI or the rocjitsu translator; anything else
-//! is "no rewriter"); unset, the linked COMGR's rewriter if it works, else the
-//! rocjitsu translator found the way ROCr finds its hook (next to ROCr, then by
-//! library name), else none. The reason a candidate was not used is logged.
+//! `HSA_HOTSWAP_REWRITER=native` is the native rewriter; set to an absolute
+//! path it loads that library and uses whichever ABI it exports (COMGR-ABI or
+//! the rocjitsu translator; anything else is "no rewriter"); unset, the linked
+//! COMGR's rewriter if it works, else the rocjitsu translator found the way
+//! ROCr finds its hook (next to ROCr, then by library name), else the native
+//! rewriter. The reason a candidate was not used is logged.
 //!
 //! Resolution runs on first use, exactly once per process, with no lock held
 //! while libraries load and the probe rewrite runs: a concurrent first caller
@@ -27,6 +29,7 @@
 #![allow(unsafe_code)] // owns malloc'd buffers handed to C callers
 
 pub mod comgr_abi;
+pub mod native;
 pub mod rocjitsu;
 
 use std::ptr::NonNull;
@@ -36,7 +39,7 @@ use hotswap_code_object::elf::Header;
 use hotswap_code_object::isa_name::{features_of, processor_of};
 use hotswap_code_object::{isa, metadata, EM_AMDGPU};
 
-use crate::config::{Config, HSA_HOTSWAP_REWRITER};
+use crate::config::{Config, HSA_HOTSWAP_REWRITER, REWRITER_NATIVE};
 use crate::dl::Library;
 use crate::status::hotswap_status_t;
 
@@ -257,12 +260,35 @@ pub enum Retargeted {
 /// the reasons nothing is usable.
 pub fn select(config: &Config) -> Result<Box<dyn Backend>, String> {
     match config.rewriter.as_deref() {
+        Some(REWRITER_NATIVE) => Ok(Box::new(native::Native::from_config(config))),
         Some(path) if path.starts_with('/') => from_path(path),
         Some(other) => Err(format!(
-            "{HSA_HOTSWAP_REWRITER}={other:?} is not an absolute path"
+            "{HSA_HOTSWAP_REWRITER}={other:?} is neither {REWRITER_NATIVE:?} nor an absolute path"
         )),
-        None => automatic(),
+        None => automatic(config),
     }
+}
+
+/// Every backend [`select`] considers for `config`, in its order: a name and
+/// either the backend's description (usable) or why it is not. [`select`] uses
+/// the first usable one. For diagnostics (`hotswap doctor`): loads and probes
+/// exactly as [`select`] does.
+pub fn candidates(config: &Config) -> Vec<(&'static str, Result<String, String>)> {
+    let usable = |b: Box<dyn Backend>| b.describe().to_owned();
+    if config.rewriter.is_some() {
+        return vec![(HSA_HOTSWAP_REWRITER, select(config).map(usable))];
+    }
+    let comgr = crate::comgr::open_linked_comgr()
+        .map_err(|e| format!("cannot load the linked COMGR: {e}"))
+        .and_then(|library| comgr_abi::ComgrAbi::from_library(&library))
+        .map(|b| usable(Box::new(b)));
+    let rocjitsu = rocjitsu::find().map(|b| usable(Box::new(b)));
+    let native = Ok(usable(Box::new(native::Native::from_config(config))));
+    vec![
+        ("linked COMGR", comgr),
+        ("rocjitsu translator", rocjitsu),
+        ("native rewriter", native),
+    ]
 }
 
 /// The backend of the library at `path`, by the ABI it exports.
@@ -282,8 +308,8 @@ fn from_path(path: &str) -> Result<Box<dyn Backend>, String> {
 }
 
 /// Without `HSA_HOTSWAP_REWRITER`: the linked COMGR's rewriter, else the
-/// rocjitsu translator, else none.
-fn automatic() -> Result<Box<dyn Backend>, String> {
+/// rocjitsu translator, else the native rewriter.
+fn automatic(config: &Config) -> Result<Box<dyn Backend>, String> {
     let mut reasons = Vec::new();
     match crate::comgr::open_linked_comgr() {
         Ok(library) => match comgr_abi::ComgrAbi::from_library(&library) {
@@ -299,7 +325,11 @@ fn automatic() -> Result<Box<dyn Backend>, String> {
         }
         Err(reason) => reasons.push(reason),
     }
-    Err(reasons.join("; "))
+    log::info!(
+        "no COMGR or rocjitsu rewriter ({}): using the native rewriter",
+        reasons.join("; ")
+    );
+    Ok(Box::new(native::Native::from_config(config)))
 }
 
 /// The one resolution of the process: `None` until resolved.

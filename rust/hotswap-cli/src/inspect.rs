@@ -1,0 +1,495 @@
+//! `hotswap inspect FILE...`: every code object found in the files and, for
+//! gfx125x objects, every function with its A0 findings.
+//!
+//! JSON (`--json`), one document:
+//!
+//! ```text
+//! {"code_objects": [{
+//!    "file": "k.o", "bundle_id": "hipv4-amdgcn-amd-amdhsa--gfx1250" | null,
+//!    "container": "bare" | "bundle" | "compressed-bundle", "in_host_elf": false,
+//!    "isa": "amdgcn-amd-amdhsa--gfx1250" | null, "code_object_version": 5 | null,
+//!    "size": 5432, "kernels": ["add_one"],
+//!    "functions": [{"name": "add_one", "kind": "symbol" | "kernel-entry",
+//!                   "offset": 6400, "size": 120, "instructions": 30,
+//!                   "a0": {"cluster_load": 0, ..., "s_clause": 1, ...},
+//!                   "sites": [{"offset": 6420, "length": 4, "class": "s_clause",
+//!                              "mnemonic": "s_clause", "fix": "same-size",
+//!                              "needs_change": true}]}],
+//!    "complete": true, "unknown": [],
+//!    "note": "..."}],
+//!  "errors": [{"file": "x", "error": "..."}]}
+//! ```
+//!
+//! Offsets are ELF virtual addresses. `functions`, `complete` and `unknown`
+//! are present only for analysed (gfx125x) objects; `note` says why another
+//! object was not analysed. `a0` lists every class, zero counts included.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use hotswap_code_object::container::{self, Found, Kind};
+use hotswap_code_object::elf::Header;
+use hotswap_code_object::gfx1250::{self, A0Class, AnalyzeError, FunctionKind};
+use hotswap_code_object::{isa, metadata};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+use crate::exit;
+use crate::progress::Progress;
+
+/// The whole report.
+#[derive(Debug, Default, Serialize)]
+pub struct Report {
+    /// Every code object found, in input order.
+    pub code_objects: Vec<CodeObject>,
+    /// What could not be read (a file, or a container inside it).
+    pub errors: Vec<FileError>,
+}
+
+/// A file or container that could not be read.
+#[derive(Debug, Serialize)]
+pub struct FileError {
+    /// The file, as given.
+    pub file: String,
+    /// Why.
+    pub error: String,
+}
+
+/// One code object.
+#[derive(Debug, Serialize)]
+pub struct CodeObject {
+    /// The file it was found in, as given.
+    pub file: String,
+    /// The offload-bundle entry id; `null` for a bare code object.
+    pub bundle_id: Option<String>,
+    /// `bare`, `bundle` or `compressed-bundle`.
+    pub container: &'static str,
+    /// Found in a host binary's `.hip_fatbin` section.
+    pub in_host_elf: bool,
+    /// The ISA name, as COMGR spells it; `null` when not an AMDGPU code object.
+    pub isa: Option<String>,
+    /// The code object version (4, 5, 6).
+    pub code_object_version: Option<u8>,
+    /// Size in bytes.
+    pub size: u64,
+    /// Kernel names (metadata note; else the kernel descriptor symbols).
+    pub kernels: Vec<String>,
+    /// The functions (gfx125x objects only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub functions: Option<Vec<Function>>,
+    /// Every function walked to its end (gfx125x objects only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub complete: Option<bool>,
+    /// Encodings that stopped a walk (gfx125x objects only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<Vec<Unknown>>,
+    /// Why the object was not analysed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Where `--extract` wrote the object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extracted: Option<String>,
+}
+
+/// One function.
+#[derive(Debug, Serialize)]
+pub struct Function {
+    /// Symbol name (the kernel's for a kernel entry).
+    pub name: String,
+    /// `symbol`: a defined `STT_FUNC` symbol; `kernel-entry`: a kernel entry
+    /// no sized function symbol covers, walked to the next symbol.
+    pub kind: &'static str,
+    /// Virtual address of the first instruction.
+    pub offset: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Instructions that start in `[offset, offset + size)`.
+    pub instructions: u64,
+    /// Site count per class, every class.
+    pub a0: ClassCounts,
+    /// The sites, in address order.
+    pub sites: Vec<Site>,
+}
+
+/// Site counts in [`A0Class::ALL`] order.
+#[derive(Debug)]
+pub struct ClassCounts(pub [usize; A0Class::ALL.len()]);
+
+impl Serialize for ClassCounts {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (class, count) in A0Class::ALL.iter().zip(self.0) {
+            map.serialize_entry(class.as_str(), &count)?;
+        }
+        map.end()
+    }
+}
+
+/// One A0 site.
+#[derive(Debug, Serialize)]
+pub struct Site {
+    /// Virtual address of the instruction.
+    pub offset: u64,
+    /// Its length in bytes.
+    pub length: u8,
+    /// The class's stable name.
+    pub class: &'static str,
+    /// The instruction's mnemonic.
+    pub mnemonic: &'static str,
+    /// `same-size` or `growth`.
+    pub fix: &'static str,
+    /// False only for a same-size site already in its A0 form.
+    pub needs_change: bool,
+}
+
+/// An encoding that stopped a walk.
+#[derive(Debug, Serialize)]
+pub struct Unknown {
+    /// The function.
+    pub function: String,
+    /// Virtual address.
+    pub offset: u64,
+    /// Its first dword, when 4 bytes remain.
+    pub first_dword: Option<u32>,
+}
+
+/// Runs `hotswap inspect`.
+pub fn run(files: &[PathBuf], json: bool, show_sites: bool, extract: Option<&Path>) -> u8 {
+    let report = inspect(files, extract);
+    let printed = if json {
+        crate::print_json(&report)
+    } else {
+        print_human(&report, show_sites)
+    };
+    if let Err(e) = printed {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("hotswap: cannot write the report: {e}");
+        }
+        return exit::BAD_INPUT;
+    }
+    if report.errors.is_empty() {
+        exit::OK
+    } else {
+        exit::BAD_INPUT
+    }
+}
+
+/// Reads every file, finds its code objects and analyses them (on every
+/// core); with `extract`, writes each object into that directory.
+pub fn inspect(files: &[PathBuf], extract: Option<&Path>) -> Report {
+    let mut report = Report::default();
+    let mut inputs: Vec<(String, Vec<u8>)> = Vec::with_capacity(files.len());
+    for path in files {
+        let name = path.display().to_string();
+        match std::fs::read(path) {
+            Ok(bytes) => inputs.push((name, bytes)),
+            Err(e) => report.errors.push(FileError {
+                file: name,
+                error: e.to_string(),
+            }),
+        }
+    }
+    let mut found: Vec<(&str, Found<'_>)> = Vec::new();
+    for (name, bytes) in &inputs {
+        let contents = container::find(bytes);
+        for e in contents.errors {
+            report.errors.push(FileError {
+                file: name.clone(),
+                error: e.to_string(),
+            });
+        }
+        found.extend(contents.objects.into_iter().map(|o| (name.as_str(), o)));
+    }
+    // A fixed order of errors whatever the read order: by file as given.
+    report
+        .errors
+        .sort_by_key(|e| files.iter().position(|f| f.display().to_string() == e.file));
+
+    let progress = Progress::new("code objects", found.len());
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(found.len().max(1));
+    let mut results: Vec<(usize, CodeObject)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((file, object)) = found.get(i) else {
+                            break;
+                        };
+                        mine.push((i, describe(file, object)));
+                        progress.tick();
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("an inspect worker panicked"))
+            .collect()
+    });
+    progress.finish();
+    results.sort_by_key(|&(i, _)| i);
+    report.code_objects = results.into_iter().map(|(_, o)| o).collect();
+    if let Some(dir) = extract {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            report.errors.push(FileError {
+                file: dir.display().to_string(),
+                error: format!("cannot create the extraction directory: {e}"),
+            });
+            return report;
+        }
+        for (i, (object, (_, found))) in report.code_objects.iter_mut().zip(&found).enumerate() {
+            let path = dir.join(extracted_name(i, object));
+            match std::fs::write(&path, &found.bytes) {
+                Ok(()) => object.extracted = Some(path.display().to_string()),
+                Err(e) => report.errors.push(FileError {
+                    file: path.display().to_string(),
+                    error: format!("cannot extract: {e}"),
+                }),
+            }
+        }
+    }
+    report
+}
+
+/// `<index>-<file name>-<processor>.co` for `--extract`.
+fn extracted_name(index: usize, object: &CodeObject) -> String {
+    let file = Path::new(&object.file)
+        .file_name()
+        .map_or("input".into(), |n| n.to_string_lossy().into_owned());
+    let processor = object
+        .isa
+        .as_deref()
+        .map_or("unknown", hotswap_code_object::isa_name::processor_of);
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    format!("{index:04}-{}-{}.co", clean(&file), clean(processor))
+}
+
+/// Everything `inspect` says about one code object.
+fn describe(file: &str, found: &Found<'_>) -> CodeObject {
+    let bytes: &[u8] = &found.bytes;
+    let header = Header::parse(bytes).ok();
+    let amdgpu = header.is_some_and(|h| isa::check_amdgpu_hsa(&h).is_ok());
+    let isa_name = hsa_hotswap::code_object::isa_name(bytes);
+    let mut object = CodeObject {
+        file: file.to_owned(),
+        bundle_id: found.bundle_id.clone(),
+        container: match found.kind {
+            Kind::Bare => "bare",
+            Kind::Bundle => "bundle",
+            Kind::CompressedBundle { .. } => "compressed-bundle",
+        },
+        in_host_elf: found.in_host_elf,
+        isa: isa_name.as_ref().ok().cloned(),
+        code_object_version: header
+            .filter(|_| amdgpu)
+            .map(|h| h.abi_version.saturating_add(2)),
+        size: bytes.len() as u64,
+        kernels: Vec::new(),
+        functions: None,
+        complete: None,
+        unknown: None,
+        note: None,
+        extracted: None,
+    };
+    if amdgpu {
+        if let Ok(m) = metadata::read(bytes) {
+            object.kernels = m.kernels.into_iter().filter_map(|k| k.name).collect();
+        }
+    }
+    match gfx1250::analyze(bytes) {
+        Ok(analysis) => {
+            if object.kernels.is_empty() {
+                object.kernels = analysis.kernels.iter().map(|k| k.name.clone()).collect();
+            }
+            object.complete = Some(analysis.is_complete());
+            object.unknown = Some(
+                analysis
+                    .unknown
+                    .iter()
+                    .map(|u| Unknown {
+                        function: u.function.clone(),
+                        offset: u.vaddr,
+                        first_dword: u.first_dword,
+                    })
+                    .collect(),
+            );
+            object.functions = Some(analysis.functions.iter().map(function).collect());
+        }
+        Err(AnalyzeError::NotGfx125(processor)) => {
+            object.note = Some(format!("{processor} code object: only gfx125x is analysed"));
+        }
+        Err(AnalyzeError::Isa(e)) => {
+            object.note = Some(match &isa_name {
+                // The table lacks the processor but COMGR named it: not gfx125x.
+                Ok(name) => format!("{name}: not analysed ({e})"),
+                Err(_) => format!("not an analysable AMDGPU code object: {e}"),
+            });
+        }
+    }
+    object
+}
+
+fn function(f: &gfx1250::Function) -> Function {
+    let mut counts = [0usize; A0Class::ALL.len()];
+    for site in &f.sites {
+        if let Some(i) = A0Class::ALL.iter().position(|&c| c == site.class) {
+            counts[i] += 1;
+        }
+    }
+    Function {
+        name: f.name.clone(),
+        kind: match f.kind {
+            FunctionKind::Symbol => "symbol",
+            FunctionKind::KernelEntry => "kernel-entry",
+        },
+        offset: f.vaddr,
+        size: f.size,
+        instructions: f.instructions,
+        a0: ClassCounts(counts),
+        sites: f
+            .sites
+            .iter()
+            .map(|s| Site {
+                offset: s.vaddr,
+                length: s.len,
+                class: s.class.as_str(),
+                mnemonic: s.mnemonic,
+                fix: s.fix.as_str(),
+                needs_change: s.needs_change,
+            })
+            .collect(),
+    }
+}
+
+/// The human report.
+fn print_human(report: &Report, show_sites: bool) -> std::io::Result<()> {
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut current_file: Option<&str> = None;
+    let (mut analysed, mut sites, mut growth) = (0usize, 0usize, 0usize);
+    for object in &report.code_objects {
+        if current_file != Some(&object.file) {
+            writeln!(out, "{}", object.file)?;
+            current_file = Some(&object.file);
+        }
+        let mut line = format!(
+            "  {}{}  {} bytes",
+            object
+                .bundle_id
+                .as_deref()
+                .map_or(String::new(), |id| format!("{id}: ")),
+            object.isa.as_deref().unwrap_or("(no AMDGPU ISA)"),
+            object.size
+        );
+        if let Some(v) = object.code_object_version {
+            line.push_str(&format!(", code object v{v}"));
+        }
+        if object.container == "compressed-bundle" {
+            line.push_str(", compressed");
+        }
+        writeln!(out, "{line}")?;
+        if !object.kernels.is_empty() {
+            writeln!(
+                out,
+                "    kernels ({}): {}",
+                object.kernels.len(),
+                object.kernels.join(", ")
+            )?;
+        }
+        if let Some(note) = &object.note {
+            writeln!(out, "    {note}")?;
+        }
+        let Some(functions) = &object.functions else {
+            continue;
+        };
+        analysed += 1;
+        let width = functions
+            .iter()
+            .map(|f| f.name.len())
+            .max()
+            .unwrap_or(8)
+            .clamp(8, 48);
+        writeln!(
+            out,
+            "    {:<width$}  {:>10}  {:>8}  {:>7}  A0 sites",
+            "function", "offset", "size", "insns"
+        )?;
+        for f in functions {
+            let summary: Vec<String> = A0Class::ALL
+                .iter()
+                .zip(&f.a0.0)
+                .filter(|(_, &n)| n > 0)
+                .map(|(c, n)| format!("{c} {n}"))
+                .collect();
+            writeln!(
+                out,
+                "    {:<width$}  {:>#10x}  {:>8}  {:>7}  {}",
+                f.name,
+                f.offset,
+                f.size,
+                f.instructions,
+                if summary.is_empty() {
+                    "-".to_owned()
+                } else {
+                    summary.join(", ")
+                }
+            )?;
+            for s in &f.sites {
+                sites += 1;
+                if s.fix == "growth" {
+                    growth += 1;
+                }
+                if show_sites {
+                    writeln!(
+                        out,
+                        "      {:#x}  {}  {} ({}{})",
+                        s.offset,
+                        s.mnemonic,
+                        s.class,
+                        s.fix,
+                        if s.needs_change { "" } else { ", already A0" }
+                    )?;
+                }
+            }
+        }
+        if object.complete == Some(false) {
+            for u in object.unknown.iter().flatten() {
+                writeln!(
+                    out,
+                    "    INCOMPLETE: {} stops at {:#x} (first dword {})",
+                    u.function,
+                    u.offset,
+                    u.first_dword
+                        .map_or("-".to_owned(), |w| format!("{w:#010x}"))
+                )?;
+            }
+        }
+    }
+    for e in &report.errors {
+        writeln!(out, "error: {}: {}", e.file, e.error)?;
+    }
+    writeln!(
+        out,
+        "{} code objects, {analysed} analysed (gfx125x); {sites} A0 sites, {} same-size, {growth} growth",
+        report.code_objects.len(),
+        sites - growth
+    )?;
+    out.flush()
+}

@@ -1,0 +1,162 @@
+//! `hotswap`: the command line of the hotswap project.
+//!
+//! - `hotswap inspect FILE...`: every code object in the files (bare, offload
+//!   bundles, compressed bundles, host binaries) and, for gfx125x objects, every
+//!   function with its instruction count and A0 findings ([`inspect`]);
+//! - `hotswap rewrite IN -o OUT`: the native B0→A0 rewrite of one code object
+//!   or of every gfx1250 entry of an uncompressed bundle ([`rewrite`]);
+//! - `hotswap doctor`: what would happen if an application started now
+//!   ([`doctor`]).
+//!
+//! `--json` on every subcommand prints one JSON document on stdout; the human
+//! output is the default. A progress bar goes to stderr when it is a terminal
+//! and the run is long ([`progress`]).
+#![forbid(unsafe_code)]
+
+mod doctor;
+mod inspect;
+mod progress;
+mod rewrite;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit statuses, shared by the subcommands and listed in `--help`.
+pub mod exit {
+    /// Success: every input read (inspect), the rewrite complete (rewrite),
+    /// the report printed (doctor).
+    pub const OK: u8 = 0;
+    /// An input could not be read or is not a code object / container; an
+    /// output could not be written.
+    pub const BAD_INPUT: u8 = 1;
+    /// Wrong usage (clap's own status).
+    pub const USAGE: u8 = 2;
+    /// rewrite: refused; the object needs fixes the rewriter cannot make (or
+    /// its analysis is incomplete). Nothing is written.
+    pub const REFUSED: u8 = 3;
+    /// rewrite `--allow-partial`: written, but sites that need code growth remain.
+    pub const PARTIAL: u8 = 4;
+}
+
+const AFTER_HELP: &str = "\
+Exit status:
+  0  success (inspect: every input read; rewrite: complete; doctor: report printed)
+  1  an input could not be read, is not a code object or container, or the output could not be written
+  2  wrong usage
+  3  rewrite refused: the code object needs a fix the rewriter cannot make; nothing written
+  4  rewrite --allow-partial: written, but sites that need code growth remain";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hotswap",
+    version,
+    about = "Inspect gfx1250 code objects for the A0 stepping, rewrite them, and diagnose the hotswap tool",
+    after_help = AFTER_HELP
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Every code object in FILE... and, for gfx125x objects, every function's
+    /// size, instruction count and A0 sites.
+    #[command(after_help = AFTER_HELP)]
+    Inspect {
+        /// Code objects, offload bundles (plain or compressed), or host binaries
+        /// with a .hip_fatbin section.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Print one JSON document instead of the human report.
+        #[arg(long)]
+        json: bool,
+        /// Human report: list every A0 site, not only the counts.
+        #[arg(long)]
+        sites: bool,
+        /// Also write every code object found into DIR (for llvm-objdump and
+        /// other tools), named INDEX-FILE-PROCESSOR.co.
+        #[arg(long, value_name = "DIR")]
+        extract: Option<PathBuf>,
+    },
+    /// Rewrite a gfx1250 B0 code object (or every gfx1250 entry of an
+    /// uncompressed offload bundle) for the A0 stepping.
+    #[command(after_help = AFTER_HELP)]
+    Rewrite {
+        /// The code object or bundle to rewrite.
+        #[arg(value_name = "IN")]
+        input: PathBuf,
+        /// Where to write the result (never the input itself).
+        #[arg(short, long, value_name = "OUT")]
+        output: PathBuf,
+        /// Print one JSON document instead of the human summary.
+        #[arg(long)]
+        json: bool,
+        /// Write the object even when sites that need code growth remain
+        /// (exit status 4); without it such an object is refused (3).
+        #[arg(long)]
+        allow_partial: bool,
+        /// Replace every s_clause with s_nop 0 (an early COMGR rewriter's
+        /// behaviour); by default clauses are kept.
+        #[arg(long)]
+        replace_clauses: bool,
+    },
+    /// What would happen if an application started now: HSA_TOOLS_LIB as ROCr
+    /// parses it, which ROCr, COMGR and tool libraries the loader finds, ROCr's
+    /// own hotswap hook and rocprofiler-register's gate, the rewriter backends,
+    /// and the GPUs of the KFD topology.
+    #[command(after_help = AFTER_HELP)]
+    Doctor {
+        /// Print one JSON document instead of the human report.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            });
+        }
+    };
+    let status = match cli.command {
+        Command::Inspect {
+            files,
+            json,
+            sites,
+            extract,
+        } => inspect::run(&files, json, sites, extract.as_deref()),
+        Command::Rewrite {
+            input,
+            output,
+            json,
+            allow_partial,
+            replace_clauses,
+        } => rewrite::run(
+            &input,
+            &output,
+            json,
+            rewrite::options(allow_partial, replace_clauses),
+        ),
+        Command::Doctor { json } => doctor::run(json),
+    };
+    ExitCode::from(status)
+}
+
+/// Writes `value` as pretty JSON on stdout, followed by a newline.
+pub fn print_json<T: serde::Serialize>(value: &T) -> std::io::Result<()> {
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    serde_json::to_writer_pretty(&mut out, value)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}

@@ -1,0 +1,685 @@
+//! The native B0→A0 rewriter: the same-size fixes only, fail closed.
+//!
+//! [`rewrite_b0_to_a0`] takes one gfx1250 code object built for B0 and returns
+//! a copy in which every site the A0 stepping needs changed and that can be
+//! fixed in place is fixed, with the identical ELF layout: only instruction
+//! bytes inside executable sections and the metadata note's descriptor may
+//! differ, never a size, an offset, a header, a symbol or a section.
+//! [`plan_b0_to_a0`] does the same work without copying the object: its
+//! [`Plan`] lists the patches, which [`Plan::apply`] writes into a copy.
+//!
+//! What is fixed (the [`gfx1250::same_size_fix`] of each site the analysis
+//! reports as same-size and not yet in its A0 form):
+//! - `cluster_load*` → the matching `global_load*` (A0 must not execute
+//!   cluster multicast);
+//! - `s_barrier_signal_isfirst` → `s_barrier_signal` (the SCC result is dropped,
+//!   as COMGR did: the A0 isfirst result is unreliable anyway);
+//! - `s_sethalt` → `s_nop 0`;
+//! - the scaled WMMAs' unused `scale_src2` field → 0x100;
+//! - a scalar 64-bit source naming `src_flat_scratch_base_hi` → `_lo`;
+//! - `s_clause` per [`ClausePolicy`] (by default left alone);
+//! - every `.gfx1250_revision` string of the metadata note → `A0`, only when the
+//!   re-encoded document keeps its size ([`Retag`]).
+//!
+//! # The `s_clause` policy
+//!
+//! By default clauses are kept ([`ClausePolicy::Keep`]). COMGR's rewriter first
+//! replaced every clause with `s_nop 0` (PR #3448), then only the "initial-VMEM"
+//! clauses (those no VMEM instruction precedes on some path, by a must-analysis
+//! over each kernel's control flow) and clauses mixing memory families or
+//! scopes, and its final version stopped rewriting clauses at all: "s_clause is
+//! handled identically on A0/B0 upstream". The A0 hazard behind the earlier
+//! versions, unclaused VMEM at kernel entry, is now avoided by the compiler
+//! itself (upstream LLVM emits that workaround), and it is a property of the
+//! kernel's entry, not of clauses. Removing every clause would change nearly
+//! every real object (clauses are the most frequent A0-relevant instruction in
+//! ROCm-built code) and cost performance for no correctness the final upstream
+//! rewriter still claimed. [`ClausePolicy::ReplaceWithNop`] keeps PR #3448's
+//! behaviour available to bring-up experiments.
+//!
+//! # Fail closed
+//!
+//! The object is refused ([`RewriteError`]) when the analysis is incomplete (an
+//! encoding the walker cannot size), when executable bytes lie outside every
+//! walked function and are not padding (`s_nop`, `s_code_end`, zeros: such
+//! code would not have been analysed), when two functions overlap with
+//! different instruction boundaries, when a patch would fall outside an
+//! executable section, when the metadata note is malformed, and, unless
+//! [`Options::allow_partial`] is set, when any site needs code growth
+//! ([`RewriteError::NeedsGrowth`], which lists every such site).
+//!
+//! Idempotent: the output's sites are all in their A0 form, so rewriting it
+//! again gives the same bytes. Never panics on any input.
+
+mod retag;
+
+use std::sync::Arc;
+
+use crate::elf::{self, Header, SHF_ALLOC, SHF_EXECINSTR, SHT_NOBITS};
+use crate::gfx1250::{self, A0Class, Analysis, AnalyzeError, Fix, Function, Site};
+use crate::isa::{self, IsaError};
+use crate::metadata::{self, MetadataError};
+
+pub use retag::REVISION_KEY;
+
+/// What to do with `s_clause` (see the module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ClausePolicy {
+    /// Leave every clause as it is (the default; COMGR's final behaviour).
+    #[default]
+    Keep,
+    /// Replace every clause with `s_nop 0` (COMGR PR #3448's behaviour).
+    ReplaceWithNop,
+}
+
+/// How to rewrite.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// Return the partly fixed object when sites that need code growth remain
+    /// (listed in [`Report::remaining`]) instead of refusing it.
+    pub allow_partial: bool,
+    /// The `s_clause` policy.
+    pub clauses: ClausePolicy,
+}
+
+/// One site, located for a reader: the function that holds it, where, what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SiteInfo {
+    /// The function (or kernel) that holds the site (shared by its sites).
+    pub function: Arc<str>,
+    /// The function's virtual address.
+    pub function_vaddr: u64,
+    /// The site's virtual address.
+    pub vaddr: u64,
+    /// The site's offset in the code object's bytes.
+    pub file_offset: u64,
+    /// The instruction's length in bytes.
+    pub len: u8,
+    /// Its class.
+    pub class: A0Class,
+    /// Its LLVM mnemonic (before any fix).
+    pub mnemonic: &'static str,
+}
+
+impl SiteInfo {
+    fn new(name: &Arc<str>, function: &Function, site: &Site) -> Self {
+        Self {
+            function: Arc::clone(name),
+            function_vaddr: function.vaddr,
+            vaddr: site.vaddr,
+            file_offset: site.file_offset,
+            len: site.len,
+            class: site.class,
+            mnemonic: site.mnemonic,
+        }
+    }
+
+    /// The site's offset from the start of its function.
+    pub fn offset_in_function(&self) -> u64 {
+        self.vaddr.wrapping_sub(self.function_vaddr)
+    }
+}
+
+impl std::fmt::Display for SiteInfo {
+    /// `wmma_k128 (v_wmma_f32_16x16x128_fp8_fp8) in k_wmma at offset 0x40 (vaddr 0x1740)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({}) in {} at offset {:#x} (vaddr {:#x})",
+            self.class,
+            self.mnemonic,
+            self.function,
+            self.offset_in_function(),
+            self.vaddr
+        )
+    }
+}
+
+/// What happened to the metadata note's `.gfx1250_revision` strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retag {
+    /// The object has no AMDGPU metadata note.
+    NoNote,
+    /// The note has no `.gfx1250_revision` string.
+    NoRevision,
+    /// Every one (this many) already says `A0`.
+    AlreadyA0(usize),
+    /// This many were changed to `A0` (the note keeps its size).
+    Retagged(usize),
+    /// This many would change, but the re-encoded document would not keep its
+    /// size, so the note is kept as it is (as COMGR did).
+    KeptSizeChanged(usize),
+}
+
+impl std::fmt::Display for Retag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoNote => write!(f, "no metadata note"),
+            Self::NoRevision => write!(f, "no .gfx1250_revision"),
+            Self::AlreadyA0(n) => write!(f, "{n} .gfx1250_revision already A0"),
+            Self::Retagged(n) => write!(f, "{n} .gfx1250_revision retagged to A0"),
+            Self::KeptSizeChanged(n) => write!(
+                f,
+                "{n} .gfx1250_revision kept (the re-encoded note would change size)"
+            ),
+        }
+    }
+}
+
+/// What a rewrite did and left.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// The sites fixed, in file order.
+    pub fixed: Vec<SiteInfo>,
+    /// Same-size sites left as they are by policy (`s_clause` under
+    /// [`ClausePolicy::Keep`]), in file order.
+    pub kept: Vec<SiteInfo>,
+    /// Sites that need code growth, not fixed (empty unless
+    /// [`Options::allow_partial`]), in file order.
+    pub remaining: Vec<SiteInfo>,
+    /// The metadata retag (`None` only in a default-constructed report).
+    pub retag: Option<Retag>,
+}
+
+impl Report {
+    /// Whether every site A0 needs changed was fixed (nothing remains).
+    pub fn is_complete(&self) -> bool {
+        self.remaining.is_empty()
+    }
+
+    /// The number of fixed sites of `class`.
+    pub fn fixed_count(&self, class: A0Class) -> usize {
+        self.fixed.iter().filter(|s| s.class == class).count()
+    }
+
+    /// The number of remaining sites of `class`.
+    pub fn remaining_count(&self, class: A0Class) -> usize {
+        self.remaining.iter().filter(|s| s.class == class).count()
+    }
+}
+
+/// One byte range to overwrite.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Patch {
+    /// Offset in the code object.
+    pub file_offset: u64,
+    /// The new bytes (as many as they replace).
+    pub bytes: Vec<u8>,
+}
+
+/// The rewrite of one object, not yet applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The size of the object planned for (the output has the same size).
+    pub len: usize,
+    /// Non-overlapping patches in file order; empty when nothing changes.
+    pub patches: Vec<Patch>,
+    /// What is fixed and what is left.
+    pub report: Report,
+}
+
+impl Plan {
+    /// Writes the patches into `out`, a copy of the planned object. False
+    /// (nothing written) when `out` is not the planned object's size.
+    pub fn apply(&self, out: &mut [u8]) -> bool {
+        if out.len() != self.len {
+            return false;
+        }
+        for p in &self.patches {
+            // In bounds: checked against the object when planned.
+            let start = p.file_offset as usize;
+            out[start..start + p.bytes.len()].copy_from_slice(&p.bytes);
+        }
+        true
+    }
+
+    /// Whether applying the plan changes any byte.
+    pub fn changes_bytes(&self) -> bool {
+        !self.patches.is_empty()
+    }
+}
+
+/// A rewritten code object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rewrite {
+    /// The output: the input's size and layout, the patches applied.
+    pub bytes: Vec<u8>,
+    /// What is fixed and what is left.
+    pub report: Report,
+}
+
+/// Why an object was not rewritten. Every variant is a property of the object
+/// (the same input always gives the same answer).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RewriteError {
+    /// Not an AMDGPU HSA code object whose ISA the header names.
+    NotCodeObject(IsaError),
+    /// A code object for another processor than gfx1250 (its name).
+    NotGfx1250(&'static str),
+    /// A gfx1250-strict code object: already built for A0.
+    AlreadyA0,
+    /// The walker could not size an instruction (function, vaddr, first dword):
+    /// the analysis is incomplete.
+    Incomplete {
+        /// The function whose walk stopped.
+        function: String,
+        /// The encoding's virtual address.
+        vaddr: u64,
+        /// Its first dword, when 4 bytes remain.
+        first_dword: Option<u32>,
+    },
+    /// Executable bytes no walked function covers, other than padding.
+    UncoveredCode {
+        /// Their file offset.
+        file_offset: u64,
+    },
+    /// Two functions overlap with different instruction boundaries.
+    OverlappingFunctions {
+        /// The earlier function.
+        first: String,
+        /// The later one, which starts inside an instruction of the first.
+        second: String,
+    },
+    /// A site lies outside every executable section.
+    SiteOutsideCode(SiteInfo),
+    /// The analysis reported a same-size site for which no fix applies
+    /// (an inconsistency; never expected).
+    NoFix(SiteInfo),
+    /// The metadata note is malformed.
+    Metadata(MetadataError),
+    /// Sites that need code growth remain (every one, in file order); the
+    /// refusal of the default options.
+    NeedsGrowth(Vec<SiteInfo>),
+}
+
+impl RewriteError {
+    /// A stable name for scripts: `not_code_object`, `not_gfx1250`,
+    /// `already_a0`, `incomplete`, `uncovered_code`, `overlapping_functions`,
+    /// `site_outside_code`, `no_fix`, `metadata`, `needs_growth`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::NotCodeObject(_) => "not_code_object",
+            Self::NotGfx1250(_) => "not_gfx1250",
+            Self::AlreadyA0 => "already_a0",
+            Self::Incomplete { .. } => "incomplete",
+            Self::UncoveredCode { .. } => "uncovered_code",
+            Self::OverlappingFunctions { .. } => "overlapping_functions",
+            Self::SiteOutsideCode(_) => "site_outside_code",
+            Self::NoFix(_) => "no_fix",
+            Self::Metadata(_) => "metadata",
+            Self::NeedsGrowth(_) => "needs_growth",
+        }
+    }
+}
+
+impl std::fmt::Display for RewriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotCodeObject(e) => write!(f, "{e}"),
+            Self::NotGfx1250(p) => write!(f, "a {p} code object: only gfx1250 is rewritten"),
+            Self::AlreadyA0 => write!(f, "a gfx1250-strict code object is already built for A0"),
+            Self::Incomplete {
+                function,
+                vaddr,
+                first_dword,
+            } => {
+                write!(
+                    f,
+                    "incomplete analysis: an encoding the walker cannot size in {function} at vaddr {vaddr:#x}"
+                )?;
+                if let Some(w) = first_dword {
+                    write!(f, " (first dword {w:#010x})")?;
+                }
+                Ok(())
+            }
+            Self::UncoveredCode { file_offset } => write!(
+                f,
+                "executable bytes outside every function at file offset {file_offset:#x} \
+                 (not padding): they cannot be analysed"
+            ),
+            Self::OverlappingFunctions { first, second } => write!(
+                f,
+                "functions {first} and {second} overlap with different instruction boundaries"
+            ),
+            Self::SiteOutsideCode(s) => write!(f, "site outside every executable section: {s}"),
+            Self::NoFix(s) => write!(f, "no same-size fix applies to {s}"),
+            Self::Metadata(e) => write!(f, "metadata note: {e}"),
+            Self::NeedsGrowth(sites) => {
+                write!(f, "{} site(s) need code growth", sites.len())?;
+                if let Some(first) = sites.first() {
+                    write!(f, "; the first: {first}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for RewriteError {}
+
+/// Rewrites a gfx1250 B0 code object (a bare ELF) for A0: see the module
+/// documentation. The output has the input's size and layout.
+pub fn rewrite_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Rewrite, RewriteError> {
+    let plan = plan_b0_to_a0(code_object, options)?;
+    let mut bytes = code_object.to_vec();
+    plan.apply(&mut bytes);
+    Ok(Rewrite {
+        bytes,
+        report: plan.report,
+    })
+}
+
+/// [`rewrite_b0_to_a0`] without the copy: the patches and the report.
+pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, RewriteError> {
+    match isa::processor(code_object).map_err(RewriteError::NotCodeObject)? {
+        "gfx1250" => {}
+        "gfx1250-strict" => return Err(RewriteError::AlreadyA0),
+        other => return Err(RewriteError::NotGfx1250(other)),
+    }
+    let analysis = gfx1250::analyze(code_object).map_err(|e| match e {
+        AnalyzeError::Isa(e) => RewriteError::NotCodeObject(e),
+        AnalyzeError::NotGfx125(p) => RewriteError::NotGfx1250(p),
+    })?;
+    if let Some(u) = analysis.unknown.first() {
+        return Err(RewriteError::Incomplete {
+            function: u.function.clone(),
+            vaddr: u.vaddr,
+            first_dword: u.first_dword,
+        });
+    }
+    // The header parsed in `processor` above.
+    let header =
+        Header::parse(code_object).map_err(|e| RewriteError::NotCodeObject(isa::elf_error(e)))?;
+    let code = code_ranges(&header, code_object);
+    check_overlaps(&analysis, code_object)?;
+    check_coverage(&analysis, &code, code_object)?;
+
+    let mut report = Report::default();
+    // (file offset, fixed bytes so far, the classes fixed, the function), in
+    // offset order: functions come in address order, so a fix is appended
+    // unless functions overlap or alias.
+    let mut fixes: Vec<(u64, Vec<u8>, u32, &str)> = Vec::new();
+    for function in &analysis.functions {
+        let name: Arc<str> = Arc::from(function.name.as_str());
+        for site in &function.sites {
+            let info = || SiteInfo::new(&name, function, site);
+            match site.fix {
+                Fix::Growth => report.remaining.push(info()),
+                Fix::SameSize if !site.needs_change => {}
+                Fix::SameSize
+                    if site.class == A0Class::SClause && options.clauses == ClausePolicy::Keep =>
+                {
+                    report.kept.push(info())
+                }
+                Fix::SameSize => {
+                    let len = u64::from(site.len);
+                    let start = site.file_offset;
+                    let end = start.saturating_add(len);
+                    if !code.iter().any(|&(s, e)| start >= s && end <= e) {
+                        return Err(RewriteError::SiteOutsideCode(info()));
+                    }
+                    let original = elf::range(code_object, start, len)
+                        .ok_or_else(|| RewriteError::SiteOutsideCode(info()))?;
+                    // A second class of an already fixed instruction composes;
+                    // a fix overlapping another instruction's is refused; the
+                    // same site seen again (an aliased function) is skipped.
+                    let class_bit = 1u32 << (site.class as u32);
+                    let mut classes = class_bit;
+                    // The last fix that starts before this site's end.
+                    let before = fixes.partition_point(|f| f.0 < end);
+                    let previous = before.checked_sub(1).map(|i| &fixes[i]);
+                    let current = match previous {
+                        Some((at, bytes, done, _))
+                            if *at == start && bytes.len() == original.len() =>
+                        {
+                            if done & class_bit != 0 {
+                                continue;
+                            }
+                            classes |= done;
+                            bytes.as_slice()
+                        }
+                        Some((at, bytes, _, holder)) if at + bytes.len() as u64 > start => {
+                            return Err(RewriteError::OverlappingFunctions {
+                                first: (*holder).to_owned(),
+                                second: function.name.clone(),
+                            });
+                        }
+                        _ => original,
+                    };
+                    let fixed = gfx1250::same_size_fix(site.class, current)
+                        .filter(|b| b.len() == current.len())
+                        .ok_or_else(|| RewriteError::NoFix(info()))?;
+                    report.fixed.push(info());
+                    let fix = (start, fixed, classes, function.name.as_str());
+                    if previous.is_some_and(|p| p.0 == start) {
+                        fixes[before - 1] = fix;
+                    } else {
+                        fixes.insert(before, fix);
+                    }
+                }
+            }
+        }
+    }
+    // In file order, each site once (an aliased function reports it again).
+    for list in [&mut report.fixed, &mut report.kept, &mut report.remaining] {
+        list.sort_by_key(|s| (s.file_offset, s.class));
+        list.dedup_by_key(|s| (s.file_offset, s.class));
+    }
+    if !report.remaining.is_empty() && !options.allow_partial {
+        return Err(RewriteError::NeedsGrowth(report.remaining));
+    }
+    let mut patches: Vec<Patch> = fixes
+        .into_iter()
+        .filter(|(at, bytes, _, _)| {
+            elf::range(code_object, *at, bytes.len() as u64) != Some(bytes.as_slice())
+        })
+        .map(|(file_offset, bytes, _, _)| Patch { file_offset, bytes })
+        .collect();
+
+    let (retag, patch) = retag_note(&header, code_object)?;
+    report.retag = Some(retag);
+    patches.extend(patch);
+    patches.sort_by_key(|p| p.file_offset);
+    Ok(Plan {
+        len: code_object.len(),
+        patches,
+        report,
+    })
+}
+
+/// File ranges `[start, end)` of the executable code: `SHF_ALLOC|SHF_EXECINSTR`
+/// sections, or, without section headers, executable `PT_LOAD` segments.
+fn code_ranges(header: &Header, code_object: &[u8]) -> Vec<(u64, u64)> {
+    let in_file = |offset: u64, size: u64| {
+        offset
+            .checked_add(size)
+            .filter(|&end| end <= code_object.len() as u64)
+            .map(|end| (offset, end))
+    };
+    let sections = header.sections(code_object);
+    if !sections.is_empty() {
+        return sections
+            .iter()
+            .filter(|s| {
+                s.flags & (SHF_ALLOC | SHF_EXECINSTR) == SHF_ALLOC | SHF_EXECINSTR
+                    && s.sh_type != SHT_NOBITS
+            })
+            .filter_map(|s| in_file(s.offset, s.size))
+            .collect();
+    }
+    const PF_X: u32 = 1;
+    header
+        .segments(code_object)
+        .iter()
+        .filter(|s| s.p_type == elf::PT_LOAD && s.flags & PF_X != 0)
+        .filter_map(|s| in_file(s.offset, s.filesz))
+        .collect()
+}
+
+// Fixed classes are kept as bits of a u32.
+const _: () = assert!(A0Class::ALL.len() <= 32);
+
+/// The longest gfx1250 instruction (VOP3PX2 with a literal is 20 bytes).
+const MAX_INSTRUCTION_LEN: u64 = 20;
+
+/// Refuses functions whose instructions overlap with different boundaries: a
+/// function that starts inside another's walked range (its symbol range, or
+/// the last instruction that runs past it) must start at one of that
+/// function's instruction boundaries. Aliases (the same start) always agree. A
+/// function is walked again only when another starts within its range or less
+/// than one instruction length after it.
+fn check_overlaps(analysis: &Analysis, code_object: &[u8]) -> Result<(), RewriteError> {
+    let functions = &analysis.functions; // in address order
+    for (i, earlier) in functions.iter().enumerate() {
+        let end = earlier.vaddr.saturating_add(earlier.size);
+        let reach = end.saturating_add(MAX_INSTRUCTION_LEN);
+        // The later functions that may start inside earlier's walk, in order.
+        let mut starts = functions[i + 1..]
+            .iter()
+            .take_while(|f| f.vaddr < reach)
+            .filter(|f| f.vaddr != earlier.vaddr)
+            .peekable();
+        if starts.peek().is_none() || earlier.size == 0 {
+            continue;
+        }
+        let Some(code) = earlier
+            .file_offset
+            .and_then(|o| usize::try_from(o).ok())
+            .and_then(|o| code_object.get(o..))
+        else {
+            continue; // not walked: the analysis reported it
+        };
+        // Instruction starts in [vaddr, end), as the analysis walked them;
+        // each later start must be one of them, or lie past the last one's end.
+        let mut walk = gfx1250::instructions(code, earlier.vaddr).map_while(Result::ok);
+        let mut at = earlier.vaddr; // the next instruction start
+        for later in starts {
+            while at < later.vaddr && at < end {
+                match walk.next() {
+                    Some(insn) => at = insn.vaddr + insn.bytes.len() as u64,
+                    None => break,
+                }
+            }
+            if at > later.vaddr {
+                return Err(RewriteError::OverlappingFunctions {
+                    first: earlier.name.clone(),
+                    second: later.name.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether a dword is padding: `s_nop N`, `s_code_end` or zero.
+fn is_padding(word: u32) -> bool {
+    word == 0 || word == 0xBF9F_0000 || word & 0xFFFF_0000 == 0xBF80_0000
+}
+
+/// Refuses executable bytes that no function covers, unless they are padding.
+fn check_coverage(
+    analysis: &Analysis,
+    code: &[(u64, u64)],
+    code_object: &[u8],
+) -> Result<(), RewriteError> {
+    let mut covered: Vec<(u64, u64)> = analysis
+        .functions
+        .iter()
+        .filter_map(|f| Some((f.file_offset?, f.file_offset?.saturating_add(f.size))))
+        .collect();
+    covered.sort_unstable();
+    for &(start, end) in code {
+        let mut at = start;
+        let mut gaps = Vec::new();
+        for &(s, e) in &covered {
+            if e <= at || s >= end {
+                continue;
+            }
+            if s > at {
+                gaps.push((at, s));
+            }
+            at = at.max(e);
+        }
+        if at < end {
+            gaps.push((at, end));
+        }
+        for (s, e) in gaps {
+            let bytes = elf::range(code_object, s, e - s).unwrap_or(&[]);
+            let mut words = bytes.chunks_exact(4);
+            let bad = words
+                .by_ref()
+                .position(|w| !is_padding(u32::from_le_bytes([w[0], w[1], w[2], w[3]])))
+                .map(|i| s + 4 * i as u64)
+                .or_else(|| {
+                    let tail = words.remainder();
+                    tail.iter()
+                        .position(|&b| b != 0)
+                        .map(|i| e - tail.len() as u64 + i as u64)
+                });
+            if let Some(file_offset) = bad {
+                return Err(RewriteError::UncoveredCode { file_offset });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where a sub-slice of `outer` starts in it.
+fn offset_within(outer: &[u8], inner: &[u8]) -> Option<usize> {
+    let start = (inner.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
+    (start.checked_add(inner.len())? <= outer.len()).then_some(start)
+}
+
+/// The retag of the first AMDGPU metadata note, and its patch (the changed
+/// bytes of the descriptor only).
+fn retag_note(header: &Header, code_object: &[u8]) -> Result<(Retag, Option<Patch>), RewriteError> {
+    let Some(desc) = metadata_descriptor(header, code_object)? else {
+        return Ok((Retag::NoNote, None));
+    };
+    // The retag walks the whole document (a malformed one is refused); a
+    // retagged one must still be read by this crate's reader.
+    let malformed = |what| RewriteError::Metadata(MetadataError::Msgpack(what));
+    let (retag, document) = match retag::retag(desc).map_err(malformed)? {
+        retag::Retagged::None => (Retag::NoRevision, None),
+        retag::Retagged::AlreadyA0(n) => (Retag::AlreadyA0(n), None),
+        retag::Retagged::SizeChanged { changed, .. } => (Retag::KeptSizeChanged(changed), None),
+        retag::Retagged::Same { document, changed } => {
+            metadata::decode_document(&document).map_err(RewriteError::Metadata)?;
+            (Retag::Retagged(changed), Some(document))
+        }
+    };
+    let Some(document) = document else {
+        return Ok((retag, None));
+    };
+    let base =
+        offset_within(code_object, desc).ok_or_else(|| malformed("note outside the object"))?;
+    let first = desc.iter().zip(&document).position(|(a, b)| a != b);
+    let last = desc.iter().zip(&document).rposition(|(a, b)| a != b);
+    let patch = first.zip(last).map(|(first, last)| Patch {
+        file_offset: (base + first) as u64,
+        bytes: document[first..=last].to_vec(),
+    });
+    Ok((retag, patch))
+}
+
+/// The descriptor of the first `NT_AMDGPU_METADATA` note, as [`metadata::read`]
+/// finds it.
+fn metadata_descriptor<'a>(
+    header: &Header,
+    code_object: &'a [u8],
+) -> Result<Option<&'a [u8]>, RewriteError> {
+    for area in header.note_areas(code_object) {
+        let area = area.map_err(|e| RewriteError::Metadata(MetadataError::Note(e)))?;
+        for note in elf::notes(area) {
+            let note = note.map_err(|e| RewriteError::Metadata(MetadataError::Note(e)))?;
+            if note.name == b"AMDGPU" && note.note_type == 32 {
+                return Ok(Some(note.desc));
+            }
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+#[path = "rewrite/tests.rs"]
+mod tests;
