@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Builds and runs the fuzz targets (README "Fuzzing") with libFuzzer on stable
+# Rust, with the sanitizer-coverage flags cargo-fuzz passes.
+#
+#   fuzz/run.sh list                       the targets
+#   fuzz/run.sh build                      build every target
+#   fuzz/run.sh lint                       rustfmt and clippy (-D warnings) on fuzz/
+#   fuzz/run.sh seeds OUT OBJECT_DIR...    assemble the seed corpora into OUT/<target>
+#   fuzz/run.sh smoke TARGET SEEDS WORK    build, then run TARGET for FUZZ_SECONDS
+#                                          (default 20) from WORK/corpus/TARGET and
+#                                          SEEDS/TARGET; a crash fails, its input is
+#                                          printed in hex and kept in WORK/artifacts
+#   fuzz/run.sh run TARGET [ARGS...]       build, then run TARGET with libFuzzer's
+#                                          own arguments (corpus dirs, -max_total_time,
+#                                          -fork, ...), e.g. for long runs
+#
+# Environment: CARGO_TARGET_DIR (default fuzz/target); FUZZ_ASAN=1 adds
+# AddressSanitizer, which needs a nightly toolchain (e.g. RUSTUP_TOOLCHAIN=nightly).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+targets=(elf_header elf_notes metadata container gfx1250 rewrite isa_names tools_lib capi tool)
+cargo=${CARGO:-cargo}
+rustc=${RUSTC:-$(dirname "$(command -v "$cargo")")/rustc}
+[[ -x "$rustc" ]] || rustc=rustc
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/target}
+triple=$("$rustc" -vV | sed -n 's/^host: //p')
+
+# cargo-fuzz's flags for a libFuzzer build (its `project.rs`): SanitizerCoverage
+# with inline 8-bit counters, the PC table, comparison tracing and stack depth,
+# no branch folding, dead code kept, `--cfg fuzzing`; plus debug assertions and
+# overflow checks in the release profile, and one codegen unit. `--target` keeps
+# them away from build scripts. ASan only on request (nightly: -Zsanitizer).
+rustflags=(
+  -Cpasses=sancov-module
+  -Cllvm-args=-sanitizer-coverage-level=4
+  -Cllvm-args=-sanitizer-coverage-inline-8bit-counters
+  -Cllvm-args=-sanitizer-coverage-pc-table
+  -Cllvm-args=-sanitizer-coverage-trace-compares
+  -Cllvm-args=-sanitizer-coverage-stack-depth
+  -Cllvm-args=-simplifycfg-branch-fold-threshold=0
+  --cfg fuzzing
+  -Clink-dead-code
+  -Cdebug-assertions
+  -Coverflow-checks
+  -Ccodegen-units=1
+)
+if [[ "${FUZZ_ASAN:-0}" == 1 ]]; then
+  rustflags+=(-Zsanitizer=address)
+  # No leak checks: the tool keeps what ROCr may still read for the life of the
+  # process (a session per OnLoad, every rewritten object), by design.
+  export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_odr_violation=0:detect_leaks=0
+fi
+
+build() {
+  RUSTFLAGS="${rustflags[*]}" "$cargo" build --locked --release --bins \
+    --manifest-path "$here/Cargo.toml" --target "$triple"
+}
+
+binary() { echo "$CARGO_TARGET_DIR/$triple/release/$1"; }
+
+known() {
+  local t
+  for t in "${targets[@]}"; do [[ "$t" == "$1" ]] && return 0; done
+  echo "error: unknown target $1 (fuzz/run.sh list)" >&2
+  exit 2
+}
+
+case "${1:-}" in
+  list)
+    printf '%s\n' "${targets[@]}"
+    ;;
+  build)
+    build
+    ;;
+  lint)
+    "$cargo" fmt --check --manifest-path "$here/Cargo.toml"
+    CARGO_TARGET_DIR="$CARGO_TARGET_DIR/lint" "$cargo" clippy --locked --all-targets \
+      --no-default-features --manifest-path "$here/Cargo.toml" -- -D warnings
+    ;;
+  seeds)
+    shift
+    out=$1
+    shift
+    "${PYTHON:-python3}" "$here/seeds.py" "$here/seeds" "$out" "$@"
+    ;;
+  smoke)
+    target=$2 seeds=$3 work=$4
+    known "$target"
+    build
+    mkdir -p "$work/corpus/$target" "$work/artifacts"
+    rm -f "$work/artifacts/$target-"*
+    status=0
+    "$(binary "$target")" -max_total_time="${FUZZ_SECONDS:-20}" -timeout=10 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="$work/artifacts/$target-" \
+      "$work/corpus/$target" "$seeds/$target" || status=$?
+    if ((status != 0)); then
+      for crash in "$work/artifacts/$target-"*; do
+        [[ -f "$crash" ]] || continue
+        echo "crash input $crash ($(wc -c <"$crash") bytes), hex:"
+        od -An -v -tx1 "$crash" | tr -d ' \n'
+        echo
+      done
+      echo "FAILED: fuzz target $target (exit $status)"
+      exit 1
+    fi
+    ;;
+  run)
+    target=$2
+    known "$target"
+    shift 2
+    build
+    exec "$(binary "$target")" "$@"
+    ;;
+  *)
+    sed -n '2,/^set /s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+    exit 2
+    ;;
+esac
