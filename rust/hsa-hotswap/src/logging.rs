@@ -235,8 +235,9 @@ fn install(config: &Config) {
     } else {
         None
     };
-    let logger: &'static Logger = Box::leak(Box::new(Logger { syslog }));
-    if log::set_logger(logger).is_ok() {
+    // Leaked only when it becomes the process's logger: a host that installed
+    // its own `log` backend first keeps it, and this one is dropped.
+    if log::set_boxed_logger(Box::new(Logger { syslog })).is_ok() {
         log::set_max_level(s.level);
     }
     for w in warnings {
