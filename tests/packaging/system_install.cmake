@@ -163,7 +163,8 @@ if(NOT _error AND CLI)
     set(_error "${_error}hotswap --version (${_rc}): '${_out}' ${_err}, expected 'hotswap ${VERSION}'\n")
   endif()
   # doctor, with the tool named as a user names it: it finds the installed tool
-  # through ld.so's cache, beside the program, and the COMGR the tool links.
+  # where ROCr's dlopen finds it and beside the program, and the COMGR the tool
+  # links.
   set(_doctor_env "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH --unset=HSA_HOTSWAP_REWRITER
                   --unset=HSA_HOTSWAP_DISABLE "HSA_TOOLS_LIB=libhsa-hotswap.so")
   execute_process(COMMAND ${_doctor_env} /usr/bin/hotswap doctor RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
@@ -184,8 +185,10 @@ if(NOT _error AND CLI)
     if(NOT _beside STREQUAL _tool)
       set(_error "${_error}hotswap doctor did not find ${_tool} beside /usr/bin/hotswap: '${_beside}'\n")
     endif()
-    if(NOT _found_by STREQUAL "ld-so-cache" OR NOT _found MATCHES "^(/usr)?/${LIBDIR}/libhsa-hotswap\\.so$")
-      set(_error "${_error}hotswap doctor: HSA_TOOLS_LIB=libhsa-hotswap.so not found through ld.so's cache: '${_found}' (${_found_by})\n")
+    # By name, as ROCr's dlopen finds it: through ROCr's RUNPATH (Debian's has
+    # one), ld.so's cache or a default directory, not LD_LIBRARY_PATH.
+    if(NOT _found_by MATCHES "^(runpath|rpath|ld-so-cache|default-path)$" OR NOT _found STREQUAL _tool)
+      set(_error "${_error}hotswap doctor: HSA_TOOLS_LIB=libhsa-hotswap.so not found as ROCr finds it: '${_found}' (${_found_by})\n")
     endif()
     if(NOT _comgr_from STREQUAL "tool")
       set(_error "${_error}hotswap doctor did not read the COMGR from the installed tool: '${_comgr_from}'\n")
@@ -234,7 +237,8 @@ endif()
 # --- Remove, whatever happened above ------------------------------------------------
 set(_remove ${_packages})
 list(REVERSE _remove)
-message(STATUS "dpkg -r ${_remove}")
+list(JOIN _remove " " _remove_text)
+message(STATUS "dpkg -r ${_remove_text}")
 execute_process(COMMAND "${DPKG}" -r ${_remove} RESULT_VARIABLE _rc)
 if(NOT _rc EQUAL 0)
   set(_error "${_error}dpkg -r failed (${_rc})\n")
@@ -278,4 +282,5 @@ endif()
 if(_error)
   message(FATAL_ERROR "${_error}")
 endif()
-message(STATUS "installed, used and removed the /usr DEBs (${_packages}); nothing left behind")
+list(JOIN _packages ", " _packages_text)
+message(STATUS "installed, used and removed the /usr DEBs (${_packages_text}); nothing left behind")
