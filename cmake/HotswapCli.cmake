@@ -1,7 +1,11 @@
 # The `hotswap` command line (crate rust/hotswap-cli, binary `hotswap`):
-#   hotswap-cli   executable target (imported, or an alias of Corrosion's
-#                 `hotswap`): the built binary, $<TARGET_FILE:hotswap-cli>
-# installed as bin/hotswap in the `runtime` component (the runtime package).
+#   hotswap-cli        executable target (imported, or an alias of Corrosion's
+#                      `hotswap`): the built binary, $<TARGET_FILE:hotswap-cli>
+#   hotswap-man-page   <build>/man/hotswap.1 and hotswap.1.gz, the manual page
+#                      (HOTSWAP_MAN_PAGE: the uncompressed one)
+# installed as bin/hotswap and <mandir>/man1/hotswap.1.gz in the component
+# `cli`, which `cmake --install` installs with the others and the packages put
+# into a package of its own (cmake/HotswapPackaging.cmake).
 #
 # With Corrosion the crate is imported with corrosion_import_crate(... CRATES
 # hotswap-cli), which creates the executable target `hotswap`; without it the
@@ -24,6 +28,7 @@ if(COMMAND corrosion_import_crate)   # HotswapRust.cmake chose Corrosion
   # Corrosion sets the imported location at the end of the configure step: an
   # alias follows it.
   add_executable(hotswap-cli ALIAS hotswap)
+  set(_hotswap_cli_target hotswap)
 else()
   if(CMAKE_BUILD_TYPE STREQUAL "Debug" OR NOT CMAKE_BUILD_TYPE)
     set(_hotswap_cli_profile dev)
@@ -49,11 +54,42 @@ else()
   add_executable(hotswap-cli IMPORTED GLOBAL)
   set_target_properties(hotswap-cli PROPERTIES IMPORTED_LOCATION "${_hotswap_cli_binary}")
   add_dependencies(hotswap-cli cargo-build_hotswap-cli)
+  set(_hotswap_cli_target hotswap-cli)
 endif()
+
+# The manual page hotswap(1), rendered by the built program from its clap
+# definitions (the hidden subcommand `hotswap man-page`, src/man.rs), so that
+# it cannot drift from --help; gzip -9n (no name, no time stamp) as Debian
+# policy and rpmlint want it, for `cmake --install` too (man reads it as is).
+find_program(HOTSWAP_GZIP gzip REQUIRED)
+set(HOTSWAP_MAN_PAGE "${PROJECT_BINARY_DIR}/man/hotswap.1")
+set(_hotswap_man_run "$<TARGET_FILE:hotswap-cli>")
+if(CMAKE_CROSSCOMPILING)
+  if(NOT CMAKE_CROSSCOMPILING_EMULATOR)
+    message(FATAL_ERROR "hotswap: the manual page is rendered by the built hotswap program; "
+                        "cross-compiling needs CMAKE_CROSSCOMPILING_EMULATOR to run it "
+                        "(or -DHOTSWAP_BUILD_CLI=OFF)")
+  endif()
+  set(_hotswap_man_run ${CMAKE_CROSSCOMPILING_EMULATOR} "$<TARGET_FILE:hotswap-cli>")
+endif()
+file(MAKE_DIRECTORY "${PROJECT_BINARY_DIR}/man")
+add_custom_command(
+  OUTPUT "${HOTSWAP_MAN_PAGE}" "${HOTSWAP_MAN_PAGE}.gz"
+  COMMAND ${_hotswap_man_run} man-page "${HOTSWAP_MAN_PAGE}"
+  COMMAND "${HOTSWAP_GZIP}" -9nkf "${HOTSWAP_MAN_PAGE}"
+  DEPENDS "$<TARGET_FILE:hotswap-cli>"
+  COMMENT "Manual page hotswap(1) from the clap definitions"
+  VERBATIM)
+add_custom_target(hotswap-man-page ALL DEPENDS "${HOTSWAP_MAN_PAGE}" "${HOTSWAP_MAN_PAGE}.gz")
+# (the imported target's own dependencies, the cargo build, are followed)
+add_dependencies(hotswap-man-page ${_hotswap_cli_target})
 
 install(PROGRAMS "$<TARGET_FILE:hotswap-cli>"
   DESTINATION "${CMAKE_INSTALL_BINDIR}"
-  COMPONENT runtime)
+  COMPONENT cli)
+install(FILES "${HOTSWAP_MAN_PAGE}.gz"
+  DESTINATION "${CMAKE_INSTALL_MANDIR}/man1"
+  COMPONENT cli)
 # `cmake --install --strip` and CPack (CPACK_STRIP_FILES) strip what
 # install(TARGETS) installs; an imported executable is installed as a file, so
 # it is stripped here the same way.
@@ -67,5 +103,5 @@ if(CMAKE_STRIP)
         message(FATAL_ERROR \"strip bin/hotswap failed: \${_hotswap_strip}\")
       endif()
     endif()"
-    COMPONENT runtime)
+    COMPONENT cli)
 endif()

@@ -4,6 +4,7 @@
 #   lib/cmake/hotswap/hotswap-config.cmake, hotswap-config-version.cmake,
 #   hotswap-targets.cmake (+ per-configuration file)
 #   share/doc/hotswap/LICENSE, THIRD-PARTY-NOTICES (HotswapLicenses.cmake)
+#   bin/hotswap, share/man/man1/hotswap.1.gz (HotswapCli.cmake, component cli)
 # find_package(hotswap CONFIG) gives hotswap::hsa-hotswap (the library and its C
 # API), hotswap::gate (header-only constants, no link dependency) and
 # hotswap_TOOL_LIBRARY. A build-tree package (hotswap_DIR=<build>) works the same way.
@@ -57,13 +58,6 @@ install(EXPORT hotswap-targets
   NAMESPACE hotswap::
   DESTINATION "${HOTSWAP_INSTALL_CMAKEDIR}"
   COMPONENT devel)
-
-# The `hotswap` command-line program, shipped in the runtime package when the
-# workspace builds it (target hotswap-cli, an executable named hotswap).
-if(TARGET hotswap-cli)
-  install(PROGRAMS "$<TARGET_FILE:hotswap-cli>"
-    DESTINATION "${CMAKE_INSTALL_BINDIR}" RENAME hotswap COMPONENT runtime)
-endif()
 
 configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/hotswap-config.cmake.in"

@@ -3,10 +3,12 @@
 #   - remove the postinst/postrm CPack writes for a library under /usr/lib: they
 #     only call ldconfig, which the package's ldconfig trigger already does
 #     (lintian: maintscript-calls-ldconfig); anything else in them is an error;
-#   - add the fields CPackDeb cannot write: Multi-Arch: same where the libdir is
-#     Debian's multiarch one (CPACK_HOTSWAP_MULTIARCH), and, on the runtime
-#     package, Static-Built-Using (CPACK_HOTSWAP_STATIC_BUILT_USING, generated
-#     from Cargo.lock: the Rust crates and the Rust toolchain linked statically);
+#   - add the fields CPackDeb cannot write: Multi-Arch (`same` for the packages
+#     in CPACK_HOTSWAP_MULTIARCH_SAME, the library's where the libdir is
+#     Debian's multiarch one; `foreign` for those in CPACK_HOTSWAP_MULTIARCH_FOREIGN,
+#     the command line), and Static-Built-Using on the packages with Rust code
+#     (CPACK_HOTSWAP_STATIC_BUILT_USING_<package>, generated from Cargo.lock: the
+#     Rust crates and the Rust toolchain each links statically);
 #   - rebuild the .deb with dpkg-deb (root ownership, xz, as CPack does).
 if(NOT CPACK_HOTSWAP_DPKG_DEB)
   message(FATAL_ERROR "hotswap: dpkg-deb is needed to finish the DEB packages")
@@ -42,11 +44,15 @@ foreach(_deb IN LISTS CPACK_PACKAGE_FILES)
   string(REGEX MATCH "(^|\n)Package: ([^\n]+)" _m "${_control}")
   set(_package "${CMAKE_MATCH_2}")
   set(_extra "")
-  if(CPACK_HOTSWAP_MULTIARCH)
+  list(FIND CPACK_HOTSWAP_MULTIARCH_SAME "${_package}" _same)        # (no IN_LIST: cpack sets no policies)
+  list(FIND CPACK_HOTSWAP_MULTIARCH_FOREIGN "${_package}" _foreign)
+  if(NOT _same EQUAL -1)
     string(APPEND _extra "Multi-Arch: same\n")
+  elseif(NOT _foreign EQUAL -1)
+    string(APPEND _extra "Multi-Arch: foreign\n")
   endif()
-  if(_package STREQUAL CPACK_HOTSWAP_RUNTIME_DEB AND CPACK_HOTSWAP_STATIC_BUILT_USING)
-    string(APPEND _extra "Static-Built-Using: ${CPACK_HOTSWAP_STATIC_BUILT_USING}\n")
+  if(CPACK_HOTSWAP_STATIC_BUILT_USING_${_package})
+    string(APPEND _extra "Static-Built-Using: ${CPACK_HOTSWAP_STATIC_BUILT_USING_${_package}}\n")
   endif()
   # The new fields go before Description (the only multi-line field, last).
   string(REGEX REPLACE "\nDescription: " "\n${_extra}Description: " _control "${_control}")

@@ -8,26 +8,31 @@ at build time, so that a crate added to Cargo.lock is covered without anyone
 editing a list, and checks them, so that a notice cannot go missing.
 
   generate --cargo CARGO --manifest Cargo.toml --rustc RUSTC --project-licence LICENSE
-           [--archive libhsa_hotswap.a] --out DIR
+           [--member CRATE]... [--archive libhsa_hotswap.a] [--subject TEXT]
+           [--package NAME] [--cmake-prefix PREFIX] --out DIR
       DIR/THIRD-PARTY-NOTICES   every linked crate's licence files, verbatim,
                                 then Rust's standard library notice
-      DIR/copyright             machine-readable Debian copyright (DEP-5)
-      DIR/licenses.cmake        HOTSWAP_RPM_LICENSE (SPDX expression of the
-                                whole binary), HOTSWAP_DEB_STATIC_BUILT_USING
+      DIR/copyright             machine-readable Debian copyright (DEP-5) of
+                                the package NAME, which ships TEXT
+      DIR/licenses.cmake        <PREFIX>_RPM_LICENSE (SPDX expression of the
+                                whole binary), <PREFIX>_DEB_STATIC_BUILT_USING
       DIR/crates.json           what was generated from (for `check`)
-  check --cargo CARGO --manifest Cargo.toml --rustc RUSTC [--archive A]
-        --notices FILE [--copyright FILE] [--rpm-license EXPR] [--static-built-using VALUE]
-      Fails unless every crate Cargo.lock links into a shipped artifact (and,
-      with --archive, every crate the archive's objects come from) has its
-      notice in FILE, its paragraph in the copyright file, its licence in the
-      RPM expression and its entry in Static-Built-Using.
+  check --cargo CARGO --manifest Cargo.toml --rustc RUSTC [--member CRATE]...
+        [--archive A] --notices FILE [--copyright FILE] [--rpm-license EXPR]
+        [--static-built-using VALUE]
+      Fails unless every crate Cargo.lock links into the artifact (and, with
+      --archive, every crate the archive's objects come from) has its notice in
+      FILE, its paragraph in the copyright file, its licence in the RPM
+      expression and its entry in Static-Built-Using.
 
-Linked crates: the normal (not dev-, not build-) dependencies, for the host
-platform, of every workspace member, without proc-macro crates (they run in the
-compiler and are not part of any binary). Workspace members are hotswap's own
-code (licence: the project's LICENSE). Rust's standard library: the notice the
-toolchain ships (share/doc/rust/COPYRIGHT-library.html, as text); of its
-out-of-tree crates, those whose objects are in the archive.
+The artifact is what the workspace members given with --member build (all of
+them without it): libhsa-hotswap.so is hsa-hotswap, the `hotswap` program
+hotswap-cli. Linked crates: the normal (not dev-, not build-) dependencies, for
+the host platform, of those members, transitively, without proc-macro crates
+(they run in the compiler and are not part of any binary). Workspace members
+are hotswap's own code (licence: the project's LICENSE). Rust's standard
+library: the notice the toolchain ships (share/doc/rust/COPYRIGHT-library.html,
+as text); of its out-of-tree crates, those whose objects are in the archive.
 
 Licence policy (the project's rule): each crate must be available under MIT,
 i.e. every AND-term of its SPDX expression offers MIT.
@@ -38,6 +43,7 @@ import json
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 LICENCE_FILE = re.compile(r"^(licen[cs]e|copying|notice|copyright|unlicense)([-._].*)?$", re.I)
@@ -112,18 +118,27 @@ def host_triple(rustc: str) -> str:
     return re.search(r"^host: (\S+)$", run(rustc, "-vV"), re.M).group(1)
 
 
-def linked_crates(cargo: str, manifest: str, triple: str):
-    """(workspace members, linked third-party crates) from cargo metadata."""
+def linked_crates(cargo: str, manifest: str, triple: str, roots=None):
+    """(workspace members, linked third-party crates) of the artifact built by
+    the workspace members named in `roots` (all of them if empty), from cargo
+    metadata."""
     meta = json.loads(run(cargo, "metadata", "--locked", "--format-version", "1",
                           "--manifest-path", manifest, "--filter-platform", triple))
     packages = {p["id"]: p for p in meta["packages"]}
     nodes = {n["id"]: n for n in meta["resolve"]["nodes"]}
     members = set(meta["workspace_members"])
+    start = list(members)
+    if roots:
+        by_name = {packages[i]["name"]: i for i in members}
+        unknown = sorted(set(roots) - set(by_name))
+        if unknown:
+            raise Failure(f"not workspace members: {', '.join(unknown)} (members: {', '.join(sorted(by_name))})")
+        start = [by_name[name] for name in roots]
 
     def is_proc_macro(pkg):
         return any("proc-macro" in t["kind"] for t in pkg["targets"])
 
-    seen, todo = set(), list(members)
+    seen, todo = set(), start
     while todo:
         current = todo.pop()
         if current in seen:
@@ -134,7 +149,7 @@ def linked_crates(cargo: str, manifest: str, triple: str):
             if normal and not is_proc_macro(packages[dep["pkg"]]):
                 todo.append(dep["pkg"])
     crates = sorted((packages[i] for i in seen - members), key=lambda p: (p["name"], p["version"]))
-    return [packages[i] for i in sorted(members)], crates
+    return [packages[i] for i in sorted(seen & members)], crates
 
 
 def licence_files(pkg) -> list:
@@ -242,7 +257,7 @@ def rpm_licence(project_expr, crates, std) -> str:
 # --- generate ------------------------------------------------------------------------
 def collect(args):
     triple = host_triple(args.rustc)
-    members, crates = linked_crates(args.cargo, args.manifest, triple)
+    members, crates = linked_crates(args.cargo, args.manifest, triple, args.member)
     archive_crates = archive_crate_names(args.archive)
     std = rust_std(args.rustc, archive_crates)
     records = []
@@ -263,10 +278,10 @@ def collect(args):
     return members, records, std, archive_crates
 
 
-def write_notices(path, project_licence, records, std):
-    out = ["Third-party notices for hotswap (libhsa-hotswap.so and the programs built with it)",
+def write_notices(path, project_licence, records, std, subject):
+    out = [f"Third-party notices for hotswap: {subject}",
            "",
-           "hotswap is distributed under the MIT licence (below). What it ships statically",
+           f"hotswap is distributed under the MIT licence (below). {subject} statically",
            "contains the following Rust crates, at the versions locked in Cargo.lock, and",
            f"Rust's standard library (rustc {std['version']}). Each is reproduced with its",
            "licence files as its authors publish them.",
@@ -302,17 +317,18 @@ def crate_licence_text(records, name: str):
     return None
 
 
-def write_copyright(path, records, std, rust_licence_dir: Path):
+def write_copyright(path, records, std, rust_licence_dir: Path, subject: str, package: str):
+    comment = (f"{subject} statically contains, besides hotswap's own code, the Rust crates "
+               "locked in Cargo.lock that it links and Rust's standard library. The "
+               "cargo-registry/<crate>-<version>/* paragraphs describe those crates as cargo "
+               "unpacks them from crates.io; rust-std/* describes the standard library of the "
+               "Rust toolchain it was built with. The full notices are in "
+               f"/usr/share/doc/{package}/THIRD-PARTY-NOTICES.gz.")
     paras = ["\n".join([
         "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/",
         "Upstream-Name: hotswap",
         "Source: https://github.com/ROCm/hotswap",
-        "Comment: libhsa-hotswap.so statically contains, besides hotswap, the Rust crates",
-        " locked in Cargo.lock that it links and Rust's standard library. The",
-        " cargo-registry/<crate>-<version>/* paragraphs describe those crates as cargo",
-        " unpacks them from crates.io; rust-std/* describes the standard library of the",
-        " Rust toolchain the library was built with. The full notices are in",
-        " /usr/share/doc/hsa-hotswap/THIRD-PARTY-NOTICES.gz."]),
+        "Comment: " + "\n ".join(textwrap.wrap(comment, 78, break_on_hyphens=False))]),
         "Files: *\nCopyright: 2026 The hotswap authors\nLicense: Expat"]
     used = {"Expat"}
     for r in records:
@@ -364,20 +380,24 @@ def generate(args):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     project_licence = Path(args.project_licence).read_text(encoding="utf-8")
-    write_notices(out / "THIRD-PARTY-NOTICES", project_licence, records, std)
+    write_notices(out / "THIRD-PARTY-NOTICES", project_licence, records, std, args.subject)
     sysroot = Path(run(args.rustc, "--print", "sysroot").strip())
-    write_copyright(out / "copyright", records, std, sysroot / "share" / "doc" / "rust" / "licenses")
+    write_copyright(out / "copyright", records, std, sysroot / "share" / "doc" / "rust" / "licenses",
+                    args.subject, args.package)
     project_expr = "MIT"
     rpm = rpm_licence(project_expr, records, std)
     sbu = static_built_using(records, std)
+    prefix = args.cmake_prefix
     (out / "licenses.cmake").write_text(
         "# Generated by packaging/licenses/hotswap_licenses.py from Cargo.lock; do not edit.\n"
-        f"set(HOTSWAP_RPM_LICENSE {cmake_quote(rpm)})\n"
-        f"set(HOTSWAP_DEB_STATIC_BUILT_USING {cmake_quote(sbu)})\n", encoding="utf-8")
+        f"set({prefix}_RPM_LICENSE {cmake_quote(rpm)})\n"
+        f"set({prefix}_DEB_STATIC_BUILT_USING {cmake_quote(sbu)})\n", encoding="utf-8")
     (out / "crates.json").write_text(json.dumps(
         {"crates": [{k: r[k] for k in ("name", "version", "license")} for r in records],
+         "members": [m["name"] for m in members],
          "rust": std["version"], "rpm_license": rpm, "static_built_using": sbu}, indent=1) + "\n")
-    print(f"licence notices for {len(records)} crates and Rust {std['version']} in {out}")
+    print(f"licence notices of {args.subject} ({', '.join(m['name'] for m in members)}): "
+          f"{len(records)} crates and Rust {std['version']} in {out}")
     return 0
 
 
@@ -463,9 +483,17 @@ def main() -> int:
         p.add_argument("--manifest", required=True)
         p.add_argument("--rustc", required=True)
         p.add_argument("--archive")
+        p.add_argument("--member", action="append", default=[],
+                       help="a workspace member whose artifact this is (repeatable; default: all)")
         if name == "generate":
             p.add_argument("--project-licence", required=True)
             p.add_argument("--out", required=True)
+            p.add_argument("--subject", default="libhsa-hotswap.so",
+                           help="what the artifact is, for the notices and the copyright file")
+            p.add_argument("--package", default="hsa-hotswap",
+                           help="the package whose /usr/share/doc the copyright file names")
+            p.add_argument("--cmake-prefix", default="HOTSWAP",
+                           help="prefix of the variables in licenses.cmake")
         else:
             p.add_argument("--notices", required=True)
             p.add_argument("--copyright")

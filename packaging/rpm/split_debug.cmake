@@ -1,12 +1,12 @@
-# Post-build step of hsa-hotswap (RPM layouts): copy the library's debug
-# sections to OUT/<xx>/<rest>.debug, named by its GNU build ID as gdb and
-# debuginfod clients look them up under /usr/lib/debug/.build-id.
-# Inputs: LIBRARY, OUT, OBJCOPY, READELF.
-execute_process(COMMAND "${READELF}" -n "${LIBRARY}" OUTPUT_VARIABLE _notes COMMAND_ERROR_IS_FATAL ANY)
+# Build step of the RPM layouts, for libhsa-hotswap.so and bin/hotswap: copy a
+# binary's debug sections to OUT/<xx>/<rest>.debug, named by its GNU build ID
+# as gdb and debuginfod clients look them up under /usr/lib/debug/.build-id.
+# Inputs: BINARY, OUT, OBJCOPY, READELF.
+execute_process(COMMAND "${READELF}" -n "${BINARY}" OUTPUT_VARIABLE _notes COMMAND_ERROR_IS_FATAL ANY)
 if(NOT _notes MATCHES "Build ID: ([0-9a-f][0-9a-f])([0-9a-f]+)")
-  message(FATAL_ERROR "${LIBRARY} has no GNU build ID: no debuginfo can be split off")
+  message(FATAL_ERROR "${BINARY} has no GNU build ID: no debuginfo can be split off")
 endif()
 file(REMOVE_RECURSE "${OUT}")
 file(MAKE_DIRECTORY "${OUT}/${CMAKE_MATCH_1}")
-execute_process(COMMAND "${OBJCOPY}" --only-keep-debug "${LIBRARY}" "${OUT}/${CMAKE_MATCH_1}/${CMAKE_MATCH_2}.debug"
+execute_process(COMMAND "${OBJCOPY}" --only-keep-debug "${BINARY}" "${OUT}/${CMAKE_MATCH_1}/${CMAKE_MATCH_2}.debug"
                 COMMAND_ERROR_IS_FATAL ANY)

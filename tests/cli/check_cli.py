@@ -8,12 +8,14 @@ Usage:
   check_cli.py doctor-rocjitsu HOTSWAP SCRATCH ROCJITSU_DOUBLE
   check_cli.py doctor-machine HOTSWAP TOOL_DIR
   check_cli.py help HOTSWAP
+  check_cli.py man-page HOTSWAP PAGE MAN SCRATCH
 
 OBJECTS: the directory tests/cli/CMakeLists.txt fills with clang-22 objects.
 Every check prints what it checked; the first failure ends the run (exit 1).
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -468,10 +470,65 @@ def help_(hotswap):
     print("ok: an unknown subcommand: exit 2")
 
 
+def help_sections(text):
+    """{heading: [first words of its entries]} of a clap --help text."""
+    sections, current = {}, None
+    for line in text.splitlines():
+        if line and not line[0].isspace() and line.endswith(":"):
+            current = sections.setdefault(line[:-1], [])
+        elif current is not None and line.startswith("  ") and line.strip():
+            current.append(line.split()[0].rstrip(","))
+        elif not line.strip():
+            current = None
+    return sections
+
+
+def man_page(hotswap, page, man, scratch):
+    """The build's hotswap.1 (and .gz) is what the program renders, man renders
+    it without a warning, and it has what --help has: every command, every
+    option, every exit status."""
+    scratch = Path(scratch)
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    rendered = run([hotswap, "man-page"], expect=0).stdout
+    check(Path(page).read_text() == rendered, f"{page} is what `hotswap man-page` renders now")
+    unzipped = subprocess.run(["gzip", "-dc", f"{page}.gz"], capture_output=True, text=True, check=True).stdout
+    check(unzipped == rendered, f"{page}.gz holds the same page")
+    run([hotswap, "man-page", scratch / "hotswap.1"], expect=0)
+    check((scratch / "hotswap.1").read_text() == rendered, "`hotswap man-page OUT` writes the same page")
+    run([hotswap, "man-page", scratch / "no-such-dir" / "hotswap.1"], expect=1)
+    print("ok: an unwritable OUT: exit 1")
+
+    # lintian's own check (groff-message): man --warnings on the file.
+    env = dict(os.environ, LC_ALL="C.UTF-8", MANROFFSEQ="", MANWIDTH="80", MANPAGER="cat")
+    r = subprocess.run([man, "--warnings", "-E", "UTF-8", "-l", "-Tutf8", "-Z", page],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode == 0 and not r.stderr.strip(), f"man --warnings renders it without a warning: {r.stderr!r}")
+    text = subprocess.run([man, "-l", page], capture_output=True, text=True, env=env, check=True).stdout
+    print(text)
+
+    top = run([hotswap, "--help"], expect=0).stdout
+    check("man-page" not in top, "--help does not list the hidden man-page subcommand")
+    commands = [c for c in help_sections(top)["Commands"] if c != "help"]
+    check(commands == ["inspect", "rewrite", "doctor"], f"--help lists the commands {commands}")
+    for command in commands:
+        check(f"   hotswap {command}\n" in text, f"the page has a section for hotswap {command}")
+        sub = help_sections(run([hotswap, command, "--help"], expect=0).stdout)
+        options = [o for o in sub.get("Options", []) if o not in ("-h", "--help")]
+        arguments = [a.strip("<>.") for a in sub.get("Arguments", [])]
+        section = text.split(f"   hotswap {command}\n", 1)[1].split("\n   hotswap ", 1)[0].split("\nOPTIONS", 1)[0]
+        for option in options + arguments:
+            check(option in section, f"hotswap {command}: {option} is on the page")
+    for status in sorted(set(help_sections(top)["Exit status"])):
+        check(re.search(rf"^EXIT STATUS$.*^ +{status} ", text, re.M | re.S) is not None,
+              f"exit status {status} is on the page")
+
+
 def main():
     mode, args = sys.argv[1], sys.argv[2:]
     {"inspect": inspect, "rewrite": rewrite, "doctor-fake": doctor_fake,
-     "doctor-rocjitsu": doctor_rocjitsu, "doctor-machine": doctor_machine, "help": help_}[mode](*args)
+     "doctor-rocjitsu": doctor_rocjitsu, "doctor-machine": doctor_machine, "help": help_,
+     "man-page": man_page}[mode](*args)
     print("PASS")
 
 

@@ -4,7 +4,8 @@
 # target directory (HOTSWAP_CARGO_TARGET_DIR), where it is already up to date.
 # Inputs: SOURCE_DIR, SCRATCH, PREFIX, LIBDIR, GENERATOR, BUILD_TYPE, CARGO_TARGET_DIR,
 #         HSA_DIR, COMGR_DIR, CPACK, CORROSION_DIR (the Corrosion package the main
-#         tree used, if any: the package trees use it too).
+#         tree used, if any: the package trees use it too), CLI (ON: build the
+#         command line and its package, as the main tree does).
 cmake_minimum_required(VERSION 3.22)
 include("${CMAKE_CURRENT_LIST_DIR}/../cmake/common.cmake")
 
@@ -20,6 +21,7 @@ run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${_build}" -G "${GENERATOR}"
     "-Dhsa-runtime64_DIR=${HSA_DIR}"
     "-Damd_comgr_DIR=${COMGR_DIR}"
     -DHOTSWAP_BUILD_TESTS=OFF
+    "-DHOTSWAP_BUILD_CLI=${CLI}"
     "-DCorrosion_DIR=${CORROSION_DIR}"
     "-DHOTSWAP_CARGO_TARGET_DIR=${CARGO_TARGET_DIR}")
 run("${CMAKE_COMMAND}" --build "${_build}" --config "${BUILD_TYPE}")

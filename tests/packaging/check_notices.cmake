@@ -1,6 +1,7 @@
 # ctest package.licenses.notices: the licence information the build generated
-# (<build>/licenses, cmake/HotswapLicenses.cmake) covers every crate Cargo.lock
-# links and every crate whose objects are in the Rust archive; and the check
+# for the install tree (<build>/licenses, cmake/HotswapLicenses.cmake) covers
+# every crate Cargo.lock links into the library and the program and every crate
+# whose objects are in the Rust archive; and the check
 # fails when one crate's notice, copyright paragraph, RPM licence term or
 # Static-Built-Using entry is missing (each removed in turn from a copy).
 # Inputs: PYTHON, SCRIPT, CARGO, RUSTC, MANIFEST, ARCHIVE, LICENSES_DIR, SCRATCH.
@@ -8,8 +9,21 @@ cmake_minimum_required(VERSION 3.22)
 include("${CMAKE_CURRENT_LIST_DIR}/../cmake/common.cmake")
 
 include("${LICENSES_DIR}/licenses.cmake")   # HOTSWAP_RPM_LICENSE, HOTSWAP_DEB_STATIC_BUILT_USING
+# The workspace members whose artifacts the install tree has (the library and,
+# when built, the program), as the build generated them.
+file(READ "${LICENSES_DIR}/crates.json" _json)
+string(JSON _n LENGTH "${_json}" members)
+set(_members)
+math(EXPR _last "${_n} - 1")
+foreach(_i RANGE ${_last})
+  string(JSON _member GET "${_json}" members ${_i})
+  list(APPEND _members --member "${_member}")
+endforeach()
+if(NOT "hsa-hotswap" IN_LIST _members)
+  message(FATAL_ERROR "${LICENSES_DIR}/crates.json: the notices do not cover the library: ${_members}")
+endif()
 set(_base "${PYTHON}" "${SCRIPT}" check --cargo "${CARGO}" --rustc "${RUSTC}" --manifest "${MANIFEST}"
-          --archive "${ARCHIVE}")
+          --archive "${ARCHIVE}" ${_members})
 
 function(check expect_ok what notices copyright rpm_license sbu)
   execute_process(COMMAND ${_base} --notices "${notices}" --copyright "${copyright}"
@@ -28,7 +42,6 @@ set(_copyright "${LICENSES_DIR}/copyright")
 check(TRUE "generated notices" "${_notices}" "${_copyright}" "${HOTSWAP_RPM_LICENSE}" "${HOTSWAP_DEB_STATIC_BUILT_USING}")
 
 # One linked crate, taken from the generated list, goes missing in each place.
-file(READ "${LICENSES_DIR}/crates.json" _json)
 string(JSON _name GET "${_json}" crates 0 name)
 string(JSON _version GET "${_json}" crates 0 version)
 string(JSON _licence GET "${_json}" crates 0 license)

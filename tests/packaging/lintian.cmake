@@ -1,18 +1,27 @@
-# ctest package.lintian.<layout>: lintian on the DEB pair built by
-# package.build.<layout>. Fails on any error or warning: the only accepted tags
-# are the overrides the packages themselves ship (/usr/share/lintian/overrides,
-# from packaging/lintian/), and each override must come with its reason (a
-# comment right above it).
-# Inputs: SCRATCH, LINTIAN, DPKG_DEB.
+# ctest package.lintian.<layout>: lintian on the DEBs built by
+# package.build.<layout> (hsa-hotswap, hsa-hotswap-dev and, with CLI,
+# hsa-hotswap-cli, whose manual page lintian renders with man --warnings).
+# Fails on any error or warning: the only accepted tags are the overrides the
+# packages themselves ship (/usr/share/lintian/overrides, from
+# packaging/lintian/), and each override must come with its reason (a comment
+# right above it).
+# Inputs: SCRATCH, LINTIAN, DPKG_DEB, CLI.
 cmake_minimum_required(VERSION 3.22)
 include("${CMAKE_CURRENT_LIST_DIR}/../cmake/common.cmake")
 hotswap_require_tools(LINTIAN DPKG_DEB)
 
 file(GLOB _debs "${SCRATCH}/packages/*.deb")
-list(LENGTH _debs _n)
-if(NOT _n EQUAL 2)
-  message(FATAL_ERROR "expected the hsa-hotswap and hsa-hotswap-dev DEBs in ${SCRATCH}/packages, found: ${_debs}")
+set(_names)
+foreach(_deb IN LISTS _debs)
+  get_filename_component(_name "${_deb}" NAME)
+  string(REGEX REPLACE "_.*" "" _name "${_name}")
+  list(APPEND _names "${_name}")
+endforeach()
+set(_expected hsa-hotswap hsa-hotswap-dev)
+if(CLI)
+  list(APPEND _expected hsa-hotswap-cli)
 endif()
+hotswap_expect_set("DEBs in ${SCRATCH}/packages" _names _expected)
 
 # Every shipped override has a reason.
 set(_work "${SCRATCH}/lintian")

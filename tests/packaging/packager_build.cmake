@@ -43,8 +43,9 @@ run("${CMAKE_COMMAND}" --build "${_build}")
 run("${CPACK}" -B "${SCRATCH}/packages" --config "${_build}/CPackConfig.cmake")
 file(GLOB _debs "${SCRATCH}/packages/*.deb")
 list(LENGTH _debs _n)
-if(NOT _n EQUAL 2)
-  message(FATAL_ERROR "expected two DEBs from the packaging configuration, got: ${_debs}")
+if(NOT _n EQUAL 3)
+  message(FATAL_ERROR "expected three DEBs from the packaging configuration (library, development "
+                      "files, command line), got: ${_debs}")
 endif()
 message(STATUS "packager build without the tests' tools: ${_debs}")
 # An RPM of this Debian layout would install into /usr/lib/<multiarch>, where RPM

@@ -1,16 +1,18 @@
-# ctest package.deb.system_install: install the /usr DEB pair on this machine as
-# a user would (dpkg -i, apt to resolve dependencies), use it from a separate
-# CMake project through find_package(hotswap) with the default search path, then
-# remove it (dpkg -r, then --purge for dpkg's database) and check that nothing is
-# left behind.
+# ctest package.deb.system_install: install the /usr DEBs on this machine as a
+# user would (dpkg -i, apt to resolve dependencies), use them: the library from
+# a separate CMake project through find_package(hotswap) with the default search
+# path, the command line (hotswap doctor finds the installed tool and its COMGR;
+# man finds and renders its page); then remove them (dpkg -r, then --purge for
+# dpkg's database) and check that nothing is left behind.
 #
 # This changes the system, which is only acceptable on disposable machines: it
 # runs when CI is true or HOTSWAP_TEST_SYSTEM_INSTALL is true (the project's
 # truthiness rule), as root, and refuses to touch an existing installation.
 # Inputs: SCRATCH (package.build.usr's), LIBDIR, CONSUMER_SOURCE_DIR, GENERATOR,
-#         BUILD_TYPE, VERSION, DPKG, DPKG_DEB, DPKG_QUERY, APT_GET, LDCONFIG,
-#         READELF, DPKG_SHLIBDEPS, STANDIN and STANDIN_OBJECTS (optional: the ROCr stand-in of
-#         tests/standin and its code objects).
+#         BUILD_TYPE, VERSION, CLI (the command line's package is expected), DPKG,
+#         DPKG_DEB, DPKG_QUERY, APT_GET, LDCONFIG, READELF, DPKG_SHLIBDEPS, MAN,
+#         STANDIN and STANDIN_OBJECTS (optional: the ROCr stand-in of tests/standin
+#         and its code objects).
 cmake_minimum_required(VERSION 3.22)
 include("${CMAKE_CURRENT_LIST_DIR}/../cmake/common.cmake")
 
@@ -31,6 +33,10 @@ if(_release STREQUAL "")
 endif()
 capture(_arch "${DPKG}" --print-architecture)
 set(_packages hsa-hotswap hsa-hotswap-dev)
+if(CLI)
+  hotswap_require_tools(MAN)
+  list(APPEND _packages hsa-hotswap-cli)
+endif()
 set(_debs)
 set(_payload)
 foreach(_pkg IN LISTS _packages)
@@ -50,6 +56,9 @@ set(_tool "/usr/${LIBDIR}/libhsa-hotswap.so")
 # Directories that belong to these packages alone, which removal must delete.
 set(_own_dirs /usr/include/hotswap /usr/${LIBDIR}/cmake/hotswap
               /usr/share/doc/hsa-hotswap /usr/share/doc/hsa-hotswap-dev)
+if(CLI)
+  list(APPEND _own_dirs /usr/share/doc/hsa-hotswap-cli)
+endif()
 
 function(package_status pkg out_var)
   execute_process(COMMAND "${DPKG_QUERY}" -W "-f=\${db:Status-Abbrev}" "${pkg}"
@@ -145,6 +154,61 @@ if(NOT _error)
     message(STATUS "no ROCr stand-in in this tree: loading the installed tool through it is not tested")
   endif()
 endif()
+if(NOT _error AND CLI)
+  # The program where the package puts it, on every PATH.
+  execute_process(COMMAND /usr/bin/hotswap --version RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  message(STATUS "hotswap --version: ${_out}")
+  if(NOT _rc EQUAL 0 OR NOT _out STREQUAL "hotswap ${VERSION}")
+    set(_error "${_error}hotswap --version (${_rc}): '${_out}' ${_err}, expected 'hotswap ${VERSION}'\n")
+  endif()
+  # doctor, with the tool named as a user names it: it finds the installed tool
+  # where ROCr's dlopen finds it and beside the program, and the COMGR the tool
+  # links.
+  set(_doctor_env "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH --unset=HSA_HOTSWAP_REWRITER
+                  --unset=HSA_HOTSWAP_DISABLE "HSA_TOOLS_LIB=libhsa-hotswap.so")
+  execute_process(COMMAND ${_doctor_env} /usr/bin/hotswap doctor RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+  message(STATUS "hotswap doctor (exit ${_rc}):\n${_out}${_err}")
+  if(NOT _rc EQUAL 0)
+    set(_error "${_error}hotswap doctor failed (${_rc})\n")
+  endif()
+  execute_process(COMMAND ${_doctor_env} /usr/bin/hotswap doctor --json RESULT_VARIABLE _rc OUTPUT_VARIABLE _json ERROR_VARIABLE _err)
+  if(NOT _rc EQUAL 0)
+    set(_error "${_error}hotswap doctor --json failed (${_rc}): ${_err}\n")
+  else()
+    string(JSON _beside ERROR_VARIABLE _e GET "${_json}" tool installed_with_cli)
+    string(JSON _found_by ERROR_VARIABLE _e GET "${_json}" tools_lib entries 0 found found_by)
+    string(JSON _found ERROR_VARIABLE _e GET "${_json}" tools_lib entries 0 found real_path)
+    string(JSON _comgr_from ERROR_VARIABLE _e GET "${_json}" comgr soname_from)
+    message(STATUS "doctor: tool beside the program: ${_beside}; HSA_TOOLS_LIB entry: ${_found} "
+                   "(${_found_by}); COMGR SONAME from: ${_comgr_from}")
+    if(NOT _beside STREQUAL _tool)
+      set(_error "${_error}hotswap doctor did not find ${_tool} beside /usr/bin/hotswap: '${_beside}'\n")
+    endif()
+    # By name, as ROCr's dlopen finds it: through ROCr's RUNPATH (Debian's has
+    # one), ld.so's cache or a default directory, not LD_LIBRARY_PATH.
+    if(NOT _found_by MATCHES "^(runpath|rpath|ld-so-cache|default-path)$" OR NOT _found STREQUAL _tool)
+      set(_error "${_error}hotswap doctor: HSA_TOOLS_LIB=libhsa-hotswap.so not found as ROCr finds it: '${_found}' (${_found_by})\n")
+    endif()
+    if(NOT _comgr_from STREQUAL "tool")
+      set(_error "${_error}hotswap doctor did not read the COMGR from the installed tool: '${_comgr_from}'\n")
+    endif()
+  endif()
+  # The manual page, where man looks for it, and rendered without a warning.
+  execute_process(COMMAND "${MAN}" -w hotswap RESULT_VARIABLE _rc OUTPUT_VARIABLE _page ERROR_VARIABLE _err
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  message(STATUS "man -w hotswap: ${_page}")
+  if(NOT _rc EQUAL 0 OR NOT _page STREQUAL "/usr/share/man/man1/hotswap.1.gz")
+    set(_error "${_error}man -w hotswap (${_rc}): '${_page}' ${_err}\n")
+  else()
+    execute_process(COMMAND "${CMAKE_COMMAND}" -E env LC_ALL=C.UTF-8 MANWIDTH=80 MANPAGER=cat
+                            "${MAN}" --warnings hotswap
+                    RESULT_VARIABLE _rc OUTPUT_VARIABLE _text ERROR_VARIABLE _err)
+    if(NOT _rc EQUAL 0 OR _err OR NOT _text MATCHES "EXIT STATUS" OR NOT _text MATCHES "hotswap doctor")
+      set(_error "${_error}man hotswap (${_rc}) rendered with warnings or without its sections: ${_err}\n${_text}\n")
+    endif()
+  endif()
+endif()
 if(NOT _error AND DPKG_SHLIBDEPS)
   # A package of the consumer gets its dependency on the installed hsa-hotswap
   # from dpkg's database (the package's symbols file).
@@ -171,8 +235,11 @@ if(NOT _error)
 endif()
 
 # --- Remove, whatever happened above ------------------------------------------------
-message(STATUS "dpkg -r hsa-hotswap-dev hsa-hotswap")
-execute_process(COMMAND "${DPKG}" -r hsa-hotswap-dev hsa-hotswap RESULT_VARIABLE _rc)
+set(_remove ${_packages})
+list(REVERSE _remove)
+list(JOIN _remove " " _remove_text)
+message(STATUS "dpkg -r ${_remove_text}")
+execute_process(COMMAND "${DPKG}" -r ${_remove} RESULT_VARIABLE _rc)
 if(NOT _rc EQUAL 0)
   set(_error "${_error}dpkg -r failed (${_rc})\n")
 endif()
@@ -215,4 +282,5 @@ endif()
 if(_error)
   message(FATAL_ERROR "${_error}")
 endif()
-message(STATUS "installed, used and removed the /usr DEB pair; nothing left behind")
+list(JOIN _packages ", " _packages_text)
+message(STATUS "installed, used and removed the /usr DEBs (${_packages_text}); nothing left behind")

@@ -6,7 +6,9 @@
 //! - `hotswap rewrite IN -o OUT`: the native B0→A0 rewrite of one code object
 //!   or of every gfx1250 entry of an uncompressed bundle ([`rewrite`]);
 //! - `hotswap doctor`: what would happen if an application started now
-//!   ([`doctor`]).
+//!   ([`doctor`]);
+//! - `hotswap man-page [OUT]` (hidden): the manual page `hotswap(1)`, rendered
+//!   from these definitions; the build installs it ([`man`]).
 //!
 //! `--json` on every subcommand prints one JSON document on stdout; the human
 //! output is the default. A progress bar goes to stderr when it is a terminal
@@ -15,13 +17,14 @@
 
 mod doctor;
 mod inspect;
+mod man;
 mod progress;
 mod rewrite;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Exit statuses, shared by the subcommands and listed in `--help`.
 pub mod exit {
@@ -113,6 +116,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write the manual page hotswap(1) (roff) to OUT, or to standard output.
+    /// Run by the build, which installs the page; hidden from --help and the page.
+    #[command(hide = true)]
+    ManPage {
+        /// Where to write the page.
+        #[arg(value_name = "OUT")]
+        output: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -147,6 +158,7 @@ fn main() -> ExitCode {
             rewrite::options(allow_partial, replace_clauses),
         ),
         Command::Doctor { json } => doctor::run(json),
+        Command::ManPage { output } => man::run(Cli::command(), output.as_deref()),
     };
     ExitCode::from(status)
 }

@@ -15,8 +15,9 @@
 #      (ctypes, as TheRock's validate_shared_library.py); it has RPATH $ORIGIN,
 #      is stripped, and its debug info is in .build-id/ under its build ID;
 #   5. check_artifact.py: the descriptor names the real stage dir and exactly the
-#      declared components, which select exactly the staged files (lib, dbg, dev,
-#      doc; TheRock fails on an unmatched file);
+#      declared components, which select exactly the staged files (lib, run: the
+#      program, dbg, dev, doc: notices and the manual page; TheRock fails on an
+#      unmatched file);
 #   6. check_topology.py: the BUILD_TOPOLOGY and package.json entries.
 # Inputs: SOURCE_DIR, SCRATCH, GENERATOR, BUILD_TYPE, CARGO_TARGET_DIR, HSA_DIR,
 #         COMGR_DIR, PYTHON, READELF.
@@ -150,6 +151,12 @@ capture(_sections "${READELF}" -S -W "${_lib}")
 if(_sections MATCHES "\\.debug_info")
   message(FATAL_ERROR "the staged library is not stripped (cmake --install --strip)")
 endif()
+# The program is installed as a file (cargo builds it), stripped by the
+# project's own install step under --strip.
+capture(_sections "${READELF}" -S -W "${SUBPROJECT_STAGE_DIR}/bin/hotswap")
+if(_sections MATCHES "\\.symtab|\\.debug_info")
+  message(FATAL_ERROR "the staged bin/hotswap is not stripped (cmake --install --strip)")
+endif()
 capture(_notes "${READELF}" -n "${_lib}")
 if(NOT _notes MATCHES "Build ID: ([0-9a-f][0-9a-f])([0-9a-f]+)")
   message(FATAL_ERROR "the staged library has no build ID")
@@ -171,12 +178,8 @@ set(_expect
     "lib=lib/libhsa-hotswap.so"
     "dbg=${_debug}"
     "dev=include/hotswap/hotswap.h,include/hotswap/hotswap_gate.h,${_cmake}/hotswap-config.cmake,${_cmake}/hotswap-config-version.cmake,${_cmake}/hotswap-targets.cmake,${_cmake}/hotswap-targets-${_config}.cmake"
-    "doc=share/doc/hotswap/LICENSE,share/doc/hotswap/THIRD-PARTY-NOTICES")
-if(EXISTS "${SUBPROJECT_STAGE_DIR}/bin/hotswap")
-  list(APPEND _expect "run=bin/hotswap")
-else()
-  list(APPEND _expect "run=")
-endif()
+    "doc=share/doc/hotswap/LICENSE,share/doc/hotswap/THIRD-PARTY-NOTICES,share/man/man1/hotswap.1.gz"
+    "run=bin/hotswap")
 run_out(OUTPUT _check COMMAND "${PYTHON}" "${_here}/check_artifact.py"
     "${ARTIFACT_DESCRIPTOR}" "${_root}" "${SUBPROJECT_REL_STAGE_DIR}" "${_components}" ${_expect})
 message(STATUS "${_check}")
