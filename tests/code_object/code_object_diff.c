@@ -12,6 +12,7 @@
 #include <hotswap/hotswap.h>
 
 #include "hotswap_check.h"
+#include "hotswap_isa_name.h"
 #include "hotswap_comgr.h"
 
 #include <stdbool.h>
@@ -29,21 +30,6 @@ static bool is_ci(void) {
     if (strcasecmp(ci, falsy[i]) == 0)
       return false;
   return true;
-}
-
-/* Our name via the C API (size query, then the copy). */
-static hotswap_status_t our_name(const unsigned char *elf, size_t size, char *name, size_t cap) {
-  size_t needed = 0;
-  hotswap_status_t status = hotswap_code_object_isa_name(elf, size, NULL, &needed);
-  if (status != HOTSWAP_STATUS_SUCCESS)
-    return status;
-  if (needed > cap)
-    return HOTSWAP_STATUS_BUFFER_TOO_SMALL;
-  size_t got = cap;
-  status = hotswap_code_object_isa_name(elf, size, name, &got);
-  if (status == HOTSWAP_STATUS_SUCCESS && (got != needed || strlen(name) + 1 != needed))
-    return HOTSWAP_STATUS_INTERNAL_ERROR;
-  return status;
 }
 
 /* COMGR's name, exactly as ROCr asks for it. */
@@ -97,7 +83,7 @@ int main(int argc, char **argv) {
       continue;
     }
     char ours[256] = "", theirs[256] = "";
-    hotswap_status_t status = our_name(elf, size, ours, sizeof ours);
+    hotswap_status_t status = isa_name_of(elf, size, ours, sizeof ours);
     if (llvm) {
       bool ok = strcmp(expected, "-") == 0
                     ? status == HOTSWAP_STATUS_UNKNOWN_PROCESSOR

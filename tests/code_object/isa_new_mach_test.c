@@ -11,6 +11,7 @@
 #include <hotswap/hotswap.h>
 
 #include "hotswap_check.h"
+#include "hotswap_isa_name.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -24,22 +25,6 @@ static void set_e_flags(unsigned char *elf, uint32_t e_flags) {
   unsigned char bytes[4] = {(unsigned char)e_flags, (unsigned char)(e_flags >> 8),
                             (unsigned char)(e_flags >> 16), (unsigned char)(e_flags >> 24)};
   memcpy(elf + E_FLAGS_OFFSET, bytes, sizeof bytes);
-}
-
-/* Our name via the C API: size query, then the copy into a buffer of exactly
- * that size. */
-static hotswap_status_t name_of(const unsigned char *elf, size_t size, char *name, size_t cap) {
-  size_t needed = 0;
-  hotswap_status_t status = hotswap_code_object_isa_name(elf, size, NULL, &needed);
-  if (status != HOTSWAP_STATUS_SUCCESS)
-    return status;
-  if (needed > cap)
-    return HOTSWAP_STATUS_BUFFER_TOO_SMALL;
-  size_t got = needed;
-  status = hotswap_code_object_isa_name(elf, size, name, &got);
-  if (status == HOTSWAP_STATUS_SUCCESS && (got != needed || strlen(name) + 1 != needed))
-    return HOTSWAP_STATUS_INTERNAL_ERROR;
-  return status;
 }
 
 int main(int argc, char **argv) {
@@ -78,7 +63,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof named / sizeof *named; ++i) {
     char name[128] = "";
     set_e_flags(elf, named[i].e_flags);
-    hotswap_status_t status = name_of(elf, size, name, sizeof name);
+    hotswap_status_t status = isa_name_of(elf, size, name, sizeof name);
     if (status != HOTSWAP_STATUS_SUCCESS || strcmp(name, named[i].isa_name) != 0)
       fprintf(stderr, "e_flags 0x%x: expected %s, got %s (%s)\n", (unsigned)named[i].e_flags,
               named[i].isa_name, status == HOTSWAP_STATUS_SUCCESS ? name : "-",
@@ -92,7 +77,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof reserved / sizeof *reserved; ++i) {
     char name[128] = "";
     set_e_flags(elf, reserved[i]);
-    hotswap_status_t status = name_of(elf, size, name, sizeof name);
+    hotswap_status_t status = isa_name_of(elf, size, name, sizeof name);
     if (status != HOTSWAP_STATUS_UNKNOWN_PROCESSOR)
       fprintf(stderr, "e_flags 0x%x: expected no name, got %s (%s)\n", (unsigned)reserved[i],
               name, hotswap_status_string(status));

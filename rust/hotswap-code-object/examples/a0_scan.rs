@@ -13,19 +13,9 @@ use std::time::Instant;
 use hotswap_code_object::container;
 use hotswap_code_object::gfx1250::{self, A0Class};
 
-fn json_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => write!(out, "\\u{:04x}", c as u32).unwrap(),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+#[path = "common/mod.rs"]
+mod common;
+use common::{json_str, Rng};
 
 fn dump(out_dir: &str, files: &[String]) -> std::io::Result<()> {
     let mut n = 0usize;
@@ -157,21 +147,6 @@ fn bench(rounds: u32, files: &[String]) -> std::io::Result<()> {
         "{{\"input_bytes\":{total},\"objects\":{objects},\"object_bytes\":{analysed_bytes},\"instructions\":{instructions},\"seconds\":{seconds}}}"
     );
     Ok(())
-}
-
-/// A xorshift generator: deterministic mutations, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 /// One mutation of `bytes`: a bit flip, a truncation, or a bogus 16/32/64-bit

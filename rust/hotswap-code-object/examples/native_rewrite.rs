@@ -29,21 +29,11 @@ use hotswap_code_object::rewrite::{
     plan_b0_to_a0, rewrite_b0_to_a0, ClausePolicy, Options, Retag, RewriteError,
 };
 
-fn json_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => write!(out, "\\u{:04x}", c as u32).unwrap(),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// The files, a directory standing for its `*.co` files (sorted).
+#[path = "common/mod.rs"]
+mod common;
+use common::{json_str, Rng};
+
 fn expand(files: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     for f in files {
@@ -165,21 +155,6 @@ fn rewrite(args: &[String]) -> Result<ExitCode, String> {
         plan.patches.len(),
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// xorshift64*: deterministic mutations.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 /// The file ranges the rewriter may change: executable sections, the first

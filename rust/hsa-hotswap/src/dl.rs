@@ -96,19 +96,22 @@ pub fn loaded_objects() -> Vec<String> {
         _size: usize,
         data: *mut c_void,
     ) -> c_int {
-        // SAFETY: glibc passes a valid info for the duration of the call; `data`
-        // is the Vec below, alive during dl_iterate_phdr. No unwinding: the body
-        // only reads a C string and pushes to a Vec (an allocation failure aborts).
-        unsafe {
-            let list = &mut *data.cast::<Vec<String>>();
-            let name = (*info).dlpi_name;
-            list.push(if name.is_null() {
-                String::new()
-            } else {
-                CStr::from_ptr(name).to_string_lossy().into_owned()
-            });
-        }
-        0
+        // Non-zero stops the iteration: what a panic leaves is then what was
+        // collected so far.
+        crate::boundary::ffi_boundary("dl_iterate_phdr callback", 1, || {
+            // SAFETY: glibc passes a valid info for the duration of the call;
+            // `data` is the Vec below, alive during dl_iterate_phdr.
+            unsafe {
+                let list = &mut *data.cast::<Vec<String>>();
+                let name = (*info).dlpi_name;
+                list.push(if name.is_null() {
+                    String::new()
+                } else {
+                    CStr::from_ptr(name).to_string_lossy().into_owned()
+                });
+            }
+            0
+        })
     }
     let mut list: Vec<String> = Vec::new();
     // SAFETY: the callback matches the C signature and `data` outlives the call.
