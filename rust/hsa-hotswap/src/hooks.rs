@@ -1,40 +1,133 @@
-//! The functions written into ROCr's `CoreApiTable`, and [`patches`], the one
-//! list of which slot each goes into. Each hook is a thin shell: it finds the
-//! session and the original the slot held before (ROCr's function or an earlier
-//! tool's wrapper) and forwards to the session, which decides inside its panic
-//! boundary and always ends in a call to an original. Any thread, concurrently.
+//! The functions written into ROCr's `CoreApiTable`, their C signatures, and
+//! [`patches`], the one list of which slot each goes into. This is the FFI side
+//! of every hook: the raw pointers of the call are read and written here and
+//! nowhere else. Each hook is a thin shell: it finds the session and the
+//! original the slot held before (ROCr's function or an earlier tool's wrapper),
+//! checks its pointer arguments, and makes one call into the safe
+//! [`Session`](crate::session::Session), handing it the original as a safe
+//! closure over the caller's own arguments. The session decides inside its
+//! panic boundary and always ends in a call to that closure. Any thread,
+//! concurrently.
+//!
+//! Each hook's C signature is written once, in the [`hooks!`] invocation below:
+//! the macro declares the signature's type (`CreateFromMemoryFn`, …, used to
+//! call the originals and by the test doubles), the `extern "C"` function with
+//! exactly that signature, and its entry in [`patches`].
 #![allow(unsafe_code)] // C entry points called by ROCr's table trampolines
 
 use std::ffi::{c_char, c_void};
+use std::sync::Arc;
 
 use crate::hsa::api::{
     fn_from_slot, hsa_agent_t, hsa_code_object_reader_t, hsa_executable_t, hsa_file_t,
-    hsa_loaded_code_object_t, hsa_status_t, CreateFromFileFn, CreateFromMemoryFn,
-    LoadAgentCodeObjectFn, ReaderDestroyFn, HSA_STATUS_ERROR_NOT_INITIALIZED,
+    hsa_loaded_code_object_t, hsa_status_t, HSA_STATUS_ERROR_NOT_INITIALIZED, HSA_STATUS_SUCCESS,
 };
 use crate::hsa::table::{
     Slot, LOAD_AGENT_CODE_OBJECT, READER_CREATE_FROM_FILE, READER_CREATE_FROM_MEMORY,
     READER_DESTROY,
 };
+use crate::readers::ReaderBytes;
 use crate::session::{self, Session};
 
-/// Every slot the tool writes, with the hook it writes there.
-pub fn patches() -> [(Slot, usize); 4] {
-    [
-        (
-            READER_CREATE_FROM_MEMORY,
-            create_from_memory as CreateFromMemoryFn as usize,
-        ),
-        (
-            READER_CREATE_FROM_FILE,
-            create_from_file as CreateFromFileFn as usize,
-        ),
-        (READER_DESTROY, reader_destroy as ReaderDestroyFn as usize),
-        (
-            LOAD_AGENT_CODE_OBJECT,
-            load_agent_code_object as LoadAgentCodeObjectFn as usize,
-        ),
-    ]
+/// Declares, for each hook, from one signature: the type of the slot's
+/// function, the `extern "C"` hook, and its entry in [`patches`]. The body gets
+/// the current session and the slot's original (typed), names chosen by the
+/// invocation; before any `OnLoad` (unreachable: a hook is only in a table after
+/// one) the hook returns `HSA_STATUS_ERROR_NOT_INITIALIZED`.
+macro_rules! hooks {
+    ($(
+        $(#[$doc:meta])*
+        $slot:ident => $alias:ident = fn $name:ident($($arg:ident: $ty:ty),* $(,)?)
+            |$session:ident, $original:ident| $body:block
+    )*) => {
+        $(
+            $(#[$doc])*
+            pub(crate) type $alias = unsafe extern "C" fn($($ty),*) -> hsa_status_t;
+        )*
+
+        /// Number of slots the tool writes.
+        pub const PATCH_COUNT: usize = [$(stringify!($name)),*].len();
+
+        /// Every slot the tool writes, with the hook it writes there.
+        pub fn patches() -> [(Slot, usize); PATCH_COUNT] {
+            [$(($slot, $name as $alias as usize)),*]
+        }
+
+        $(
+            $(#[$doc])*
+            unsafe extern "C" fn $name($($arg: $ty),*) -> hsa_status_t {
+                // SAFETY: `$alias` is this slot's signature (declared above from
+                // the same text as this function's).
+                match unsafe { chain::<$alias>($slot) } {
+                    Some(($session, $original)) => $body,
+                    None => HSA_STATUS_ERROR_NOT_INITIALIZED,
+                }
+            }
+        )*
+    };
+}
+
+hooks! {
+    /// `hsa_code_object_reader_create_from_memory`: the original, then the
+    /// session records the reader's bytes (pointer and size, no copy).
+    READER_CREATE_FROM_MEMORY => CreateFromMemoryFn = fn create_from_memory(
+        code_object: *const c_void,
+        size: usize,
+        reader: *mut hsa_code_object_reader_t,
+    ) |session, original| {
+        // SAFETY: the caller's arguments, forwarded unchanged to the saved original.
+        let status = unsafe { original(code_object, size, reader) };
+        if status == HSA_STATUS_SUCCESS && !reader.is_null() && session.records_readers() {
+            // SAFETY: the original succeeded, so it wrote the handle through `reader`.
+            let handle = unsafe { reader.read() };
+            // SAFETY: ROCr accepted the reader, so the caller keeps `size` bytes
+            // at `code_object` readable until it destroys the reader; the
+            // registry drops this view before the original destroy runs.
+            let bytes = unsafe { ReaderBytes::borrowed(code_object.cast(), size) };
+            session.created_from_memory(handle, bytes);
+        }
+        status
+    }
+
+    /// `hsa_code_object_reader_create_from_file`: a memory reader over the
+    /// file's bytes when the session may rewrite it, else the original.
+    READER_CREATE_FROM_FILE => CreateFromFileFn = fn create_from_file(
+        file: hsa_file_t,
+        reader: *mut hsa_code_object_reader_t,
+    ) |session, original| {
+        if !reader.is_null() {
+            if let Some(handle) = session.create_from_file(file) {
+                // SAFETY: `reader` is the caller's non-null out-pointer.
+                unsafe { reader.write(handle) };
+                return HSA_STATUS_SUCCESS;
+            }
+        }
+        // SAFETY: the caller's arguments, forwarded unchanged to the saved original.
+        unsafe { original(file, reader) }
+    }
+
+    /// `hsa_code_object_reader_destroy`.
+    READER_DESTROY => ReaderDestroyFn = fn reader_destroy(
+        reader: hsa_code_object_reader_t,
+    ) |session, original| {
+        // SAFETY: the caller's argument (an opaque handle ROCr validates), unchanged.
+        session.reader_destroy(reader, || unsafe { original(reader) })
+    }
+
+    /// `hsa_executable_load_agent_code_object`: the caller's reader or a
+    /// reader over the rewritten code object.
+    LOAD_AGENT_CODE_OBJECT => LoadAgentCodeObjectFn = fn load_agent_code_object(
+        executable: hsa_executable_t,
+        agent: hsa_agent_t,
+        reader: hsa_code_object_reader_t,
+        options: *const c_char,
+        loaded: *mut hsa_loaded_code_object_t,
+    ) |session, original| {
+        // SAFETY: the caller's arguments with either the caller's reader or one
+        // the session made over bytes it keeps while ROCr may read them.
+        let load = |reader| unsafe { original(executable, agent, reader, options, loaded) };
+        session.load_agent_code_object(executable, agent, reader, &load)
+    }
 }
 
 /// The current session and the original of `slot` as an `F`; `None` before any
@@ -42,66 +135,10 @@ pub fn patches() -> [(Slot, usize); 4] {
 ///
 /// # Safety
 /// `F` is the C signature of `slot`'s member in `hsa_api_trace.h`.
-unsafe fn chain<F: Copy>(slot: Slot) -> Option<(&'static Session, F)> {
+unsafe fn chain<F: Copy>(slot: Slot) -> Option<(Arc<Session>, F)> {
     let session = session::current()?;
     // SAFETY: the slot held a non-null function of `slot`'s signature (checked by
     // OnLoad), which is `F` (contract).
     let original = unsafe { fn_from_slot::<F>(session.original(slot)) }?;
     Some((session, original))
-}
-
-/// `hsa_code_object_reader_create_from_memory`.
-unsafe extern "C" fn create_from_memory(
-    code_object: *const c_void,
-    size: usize,
-    reader: *mut hsa_code_object_reader_t,
-) -> hsa_status_t {
-    // SAFETY: `CreateFromMemoryFn` is this slot's signature.
-    match unsafe { chain::<CreateFromMemoryFn>(READER_CREATE_FROM_MEMORY) } {
-        // SAFETY: the caller's arguments, unchanged.
-        Some((session, original)) => unsafe {
-            session.create_from_memory(original, code_object, size, reader)
-        },
-        None => HSA_STATUS_ERROR_NOT_INITIALIZED,
-    }
-}
-
-/// `hsa_code_object_reader_create_from_file`.
-unsafe extern "C" fn create_from_file(
-    file: hsa_file_t,
-    reader: *mut hsa_code_object_reader_t,
-) -> hsa_status_t {
-    // SAFETY: `CreateFromFileFn` is this slot's signature.
-    match unsafe { chain::<CreateFromFileFn>(READER_CREATE_FROM_FILE) } {
-        // SAFETY: the caller's arguments, unchanged.
-        Some((session, original)) => unsafe { session.create_from_file(original, file, reader) },
-        None => HSA_STATUS_ERROR_NOT_INITIALIZED,
-    }
-}
-
-/// `hsa_code_object_reader_destroy`.
-unsafe extern "C" fn reader_destroy(reader: hsa_code_object_reader_t) -> hsa_status_t {
-    // SAFETY: `ReaderDestroyFn` is this slot's signature.
-    match unsafe { chain::<ReaderDestroyFn>(READER_DESTROY) } {
-        Some((session, original)) => session.reader_destroy(original, reader),
-        None => HSA_STATUS_ERROR_NOT_INITIALIZED,
-    }
-}
-
-/// `hsa_executable_load_agent_code_object`.
-unsafe extern "C" fn load_agent_code_object(
-    executable: hsa_executable_t,
-    agent: hsa_agent_t,
-    reader: hsa_code_object_reader_t,
-    options: *const c_char,
-    loaded: *mut hsa_loaded_code_object_t,
-) -> hsa_status_t {
-    // SAFETY: `LoadAgentCodeObjectFn` is this slot's signature.
-    match unsafe { chain::<LoadAgentCodeObjectFn>(LOAD_AGENT_CODE_OBJECT) } {
-        // SAFETY: the caller's arguments, unchanged.
-        Some((session, original)) => unsafe {
-            session.load_agent_code_object(original, executable, agent, reader, options, loaded)
-        },
-        None => HSA_STATUS_ERROR_NOT_INITIALIZED,
-    }
 }

@@ -23,8 +23,10 @@
 //! - [`tool`]: ROCr's tool ABI, `OnLoad`/`OnUnload` (thin shells).
 //! - [`hsa`]: the API-table layout, the patched slots' owner, and typed calls
 //!   through saved table functions.
-//! - [`session`]: one `OnLoad`'s state and the decisions the hooks execute.
-//! - [`hooks`]: the functions written into ROCr's table and the list of slots.
+//! - [`session`]: one `OnLoad`'s state and the decisions the hooks execute
+//!   (safe Rust: no raw pointer reaches it).
+//! - [`hooks`]: the functions written into ROCr's table, each one's C signature
+//!   (written once), and the list of slots.
 //! - [`agents`]: per-agent ISA name, ASIC revision and device type.
 //! - [`policy`]: the gfx1250-A0 gate and upstream's decision table.
 //! - [`readers`]: the bytes behind each code-object reader.

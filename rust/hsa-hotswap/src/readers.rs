@@ -27,59 +27,78 @@ use crate::stats::{Stats, STATS};
 
 pub use crate::retained::FileBytes;
 
-/// The bytes behind one reader.
+/// The bytes behind one reader: the application's memory (create-from-memory:
+/// address and size, never a copy) or a file's contents read by the tool
+/// (create-from-file).
 #[derive(Clone, Debug)]
-pub enum ReaderBytes {
-    /// The application's memory (create-from-memory): address and size.
-    Borrowed {
-        /// Address of the first byte.
-        addr: usize,
-        /// Size in bytes.
-        len: usize,
-    },
-    /// A file's contents read by the tool (create-from-file).
+pub struct ReaderBytes(Source);
+
+#[derive(Clone, Debug)]
+enum Source {
+    Borrowed { addr: usize, len: usize },
     File(FileBytes),
 }
 
 impl ReaderBytes {
-    /// The bytes.
+    /// A view of the application's memory behind a memory reader.
     ///
     /// # Safety
-    /// For `Borrowed`, the reader the bytes were registered for is still alive
-    /// (not destroyed), so the application's memory is still valid (ROCr's rule
-    /// for memory readers).
-    pub unsafe fn as_slice(&self) -> &[u8] {
-        match self {
-            Self::Borrowed { addr, len } => {
+    /// `len` bytes at `ptr` stay readable for as long as the view is used: the
+    /// reader was accepted by ROCr (the application keeps its memory valid
+    /// until it destroys the reader), and the view is dropped before the
+    /// reader is destroyed (the registry forgets it before the original
+    /// destroy runs; a plan holds it only during the application's own load
+    /// through that reader).
+    pub unsafe fn borrowed(ptr: *const u8, len: usize) -> ReaderBytes {
+        ReaderBytes(Source::Borrowed {
+            addr: ptr as usize,
+            len,
+        })
+    }
+
+    /// A file's contents read by the tool.
+    pub fn from_file(bytes: FileBytes) -> ReaderBytes {
+        ReaderBytes(Source::File(bytes))
+    }
+
+    /// The bytes.
+    pub fn view(&self) -> &[u8] {
+        match &self.0 {
+            Source::Borrowed { addr, len } => {
                 if *len == 0 || *addr == 0 {
                     return &[];
                 }
-                // SAFETY: the application promised ROCr `len` readable bytes at
-                // `addr` while the reader lives (contract of this function).
+                // SAFETY: `len` readable bytes at `addr` while this value is
+                // used (the contract of `borrowed`, the only constructor).
                 unsafe { std::slice::from_raw_parts(*addr as *const u8, *len) }
             }
-            Self::File(bytes) => bytes,
+            Source::File(bytes) => bytes,
         }
+    }
+
+    /// Address of the first byte (for log lines).
+    pub fn addr(&self) -> usize {
+        self.view().as_ptr() as usize
     }
 
     /// The file's bytes, for a file-backed entry.
     pub fn file(&self) -> Option<FileBytes> {
-        match self {
-            Self::File(bytes) => Some(Arc::clone(bytes)),
-            Self::Borrowed { .. } => None,
+        match &self.0 {
+            Source::File(bytes) => Some(Arc::clone(bytes)),
+            Source::Borrowed { .. } => None,
         }
     }
 
     /// True for file-backed bytes.
     pub fn is_file(&self) -> bool {
-        matches!(self, Self::File(_))
+        matches!(self.0, Source::File(_))
     }
 
     /// The size in bytes.
     pub fn len(&self) -> usize {
-        match self {
-            Self::Borrowed { len, .. } => *len,
-            Self::File(bytes) => bytes.len(),
+        match &self.0 {
+            Source::Borrowed { len, .. } => *len,
+            Source::File(bytes) => bytes.len(),
         }
     }
 
@@ -433,16 +452,10 @@ mod tests {
         let readers = Readers::default();
         let r = hsa_code_object_reader_t { handle: 7 };
         let data = [1u8, 2, 3];
-        readers.remember(
-            r,
-            ReaderBytes::Borrowed {
-                addr: data.as_ptr() as usize,
-                len: 3,
-            },
-        );
+        // SAFETY: `data` outlives every use of the view.
+        readers.remember(r, unsafe { ReaderBytes::borrowed(data.as_ptr(), 3) });
         let got = readers.get(r).unwrap();
-        // SAFETY: `data` outlives the use.
-        assert_eq!(unsafe { got.as_slice() }, &data);
+        assert_eq!(got.view(), &data);
         assert!(readers.forget(r).is_some());
         assert!(readers.get(r).is_none());
     }

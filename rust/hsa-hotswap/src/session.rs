@@ -3,13 +3,17 @@
 //! decisions run inside the panic boundary, and every path ends in a call to
 //! an original with the caller's arguments or our rewritten reader.
 //!
-//! Each `OnLoad` creates a new `Session`, published through one atomic pointer;
-//! a later `OnLoad` (after `hsa_shut_down` + `hsa_init`) works only from its own
-//! table. Sessions are never freed and their saved functions are never cleared:
-//! a hook that runs concurrently with `OnUnload` (or is called after it by a tool
-//! that chained to us) still reads a complete, valid set of originals and calls
-//! them, which is exactly what the application would have called without us.
-//! The only cost is one small leaked struct per `hsa_init` of the process.
+//! This module is safe Rust: the hooks ([`crate::hooks`]) read and write the
+//! caller's pointers and hand the session the originals as safe closures.
+//!
+//! Each `OnLoad` creates a new `Session`, published as the current one; a later
+//! `OnLoad` (after `hsa_shut_down` + `hsa_init`) works only from its own table.
+//! A session's saved functions are never cleared: a hook that runs concurrently
+//! with `OnUnload` (or is called after it by a tool that chained to us) still
+//! reads a complete, valid set of originals and calls them, which is exactly
+//! what the application would have called without us. Every hook call holds a
+//! reference to the session it started with, so a session is freed only when
+//! the next `OnLoad` has replaced it and no hook call still uses it.
 //!
 //! Once a session knows it will never rewrite (no agent is a rewrite candidate,
 //! or no rewriter is usable: decided on the first hook call), the tool leaves
@@ -17,11 +21,8 @@
 //! from then on ROCr's trampolines call ROCr directly, exactly as without the
 //! tool. A caller that already holds a hook pointer (another thread in flight, a
 //! later tool that wrapped us) still passes through it correctly.
-#![allow(unsafe_code)] // keeps ROCr's table pointer from OnLoad to OnUnload
 
-use std::ffi::{c_char, c_void};
-use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use crate::agents::{AgentInfo, Agents};
 use crate::boundary::ffi_boundary;
@@ -30,12 +31,11 @@ use crate::coexist;
 use crate::config::Config;
 use crate::fault;
 use crate::hsa::api::{
-    self, fn_from_slot, hsa_agent_t, hsa_code_object_reader_t, hsa_executable_t, hsa_file_t,
-    hsa_loaded_code_object_t, hsa_status_t, CreateFromFileFn, CreateFromMemoryFn,
-    LoadAgentCodeObjectFn, Originals, ReaderDestroyFn, HSA_STATUS_SUCCESS,
+    hsa_agent_t, hsa_code_object_reader_t, hsa_executable_t, hsa_file_t, hsa_status_t, Originals,
+    ReaderCalls, HSA_STATUS_SUCCESS,
 };
 use crate::hsa::patch::{PatchedTable, Restore};
-use crate::hsa::table::{CoreTable, Slot, TableError, READER_CREATE_FROM_MEMORY, READER_DESTROY};
+use crate::hsa::table::{CoreTable, Slot, TableError};
 use crate::policy;
 use crate::readers::{self, FileBytes, ReaderBytes, Readers};
 use crate::retained::{self, Outcome};
@@ -53,6 +53,8 @@ pub struct Session {
     pub readers: Readers,
     /// The slots we patched, their hooks and originals.
     patched: PatchedTable,
+    /// The saved create-from-memory and destroy, for our own readers.
+    reader_calls: Option<ReaderCalls>,
     /// `AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES` of this `OnLoad`'s configuration.
     opt_in: bool,
     /// Whether any rewrite is possible in this runtime instance (decided on the
@@ -60,13 +62,13 @@ pub struct Session {
     possible: OnceLock<bool>,
 }
 
-static CURRENT: AtomicPtr<Session> = AtomicPtr::new(std::ptr::null_mut());
+/// The session of the latest `OnLoad`. A hook clones the `Arc` (one short
+/// read lock), so the session it started with stays alive until it returns.
+static CURRENT: RwLock<Option<Arc<Session>>> = RwLock::new(None);
 
 /// The session of the latest `OnLoad`, if any.
-pub fn current() -> Option<&'static Session> {
-    let ptr = CURRENT.load(Ordering::Acquire);
-    // SAFETY: non-null values come from `Box::leak` in `load` and are never freed.
-    unsafe { ptr.as_ref() }
+pub fn current() -> Option<Arc<Session>> {
+    CURRENT.read().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 /// `OnLoad` after the table view was checked (`table` is the check's result):
@@ -108,16 +110,24 @@ pub fn on_load(
 /// Reads the agent queries, publishes the session, then writes the hooks.
 fn load(table: CoreTable, patched: PatchedTable, config: &Config) -> Result<(), TableError> {
     let queries = Originals::from_table(&table)?;
-    let session: &'static Session = Box::leak(Box::new(Session {
+    let reader_calls = ReaderCalls::from_originals(|slot| patched.original(slot));
+    let session = Arc::new(Session {
         queries,
         agents: Agents::new(config.entry_trampolines),
         readers: Readers::default(),
         patched,
+        reader_calls,
         opt_in: config.entry_trampolines,
         possible: OnceLock::new(),
-    }));
-    // Published before the hooks are reachable through the table.
-    CURRENT.store(session as *const Session as *mut Session, Ordering::Release);
+    });
+    // Published before the hooks are reachable through the table. The previous
+    // runtime instance's session is dropped outside the lock (ROCr finished its
+    // `hsa_shut_down`, loader included, before this `hsa_init` began).
+    let previous = CURRENT
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .replace(Arc::clone(&session));
+    drop(previous);
     session.patched.install();
     log::info!(
         "tool loaded: intercepting code-object loading (CoreApiTable major {} size {})",
@@ -151,8 +161,8 @@ pub enum Plan {
         /// File bytes to keep once ROCr loaded them.
         pin: Option<FileBytes>,
     },
-    /// Load these process-lifetime bytes through a temporary reader; on any
-    /// failure load the caller's reader instead.
+    /// Load these retained bytes through a temporary reader; on any failure
+    /// load the caller's reader instead.
     Rewritten {
         /// The rewritten code object.
         bytes: &'static [u8],
@@ -202,87 +212,56 @@ impl Session {
         self.patched.original(slot)
     }
 
-    /// The saved create-from-memory and destroy, for our temporary readers.
-    fn reader_functions(&self) -> Option<(CreateFromMemoryFn, ReaderDestroyFn)> {
-        // SAFETY: both slots held non-null functions of these signatures (OnLoad).
-        unsafe {
-            Some((
-                fn_from_slot(self.original(READER_CREATE_FROM_MEMORY))?,
-                fn_from_slot(self.original(READER_DESTROY))?,
-            ))
-        }
+    /// True when the create-from-memory hook should hand the reader to
+    /// [`Session::created_from_memory`] (false once the session is known to
+    /// never rewrite: one atomic load).
+    pub fn records_readers(&self) -> bool {
+        !self.passes_through()
     }
 
-    /// The create-from-memory hook: the original, then (when a rewrite is
-    /// possible in this process) remember the reader's pointer and size.
-    ///
-    /// # Safety
-    /// The caller's arguments of `hsa_code_object_reader_create_from_memory`.
-    pub unsafe fn create_from_memory(
-        &self,
-        original: CreateFromMemoryFn,
-        code_object: *const c_void,
-        size: usize,
-        reader: *mut hsa_code_object_reader_t,
-    ) -> hsa_status_t {
-        // SAFETY: the caller's arguments, forwarded unchanged to the saved original.
-        let status = unsafe { original(code_object, size, reader) };
-        if status == HSA_STATUS_SUCCESS && !reader.is_null() && !self.passes_through() {
-            // SAFETY: the original succeeded, so it wrote the handle through `reader`.
-            let handle = unsafe { reader.read() };
-            ffi_boundary("create_from_memory hook", (), || {
-                self.created_from_memory(handle, code_object as usize, size)
-            });
-        }
-        status
+    /// After a successful original create-from-memory: records the reader when
+    /// its code object could be rewritten here (inside the panic boundary).
+    pub fn created_from_memory(&self, reader: hsa_code_object_reader_t, bytes: ReaderBytes) {
+        ffi_boundary("create_from_memory hook", (), || {
+            self.record_memory_reader(reader, bytes)
+        });
     }
 
-    /// The create-from-file hook: a memory reader over the file's bytes when
-    /// the file could be rewritten here, else (and on any failure) the original.
-    ///
-    /// # Safety
-    /// The caller's arguments of `hsa_code_object_reader_create_from_file`.
-    pub unsafe fn create_from_file(
-        &self,
-        original: CreateFromFileFn,
-        file: hsa_file_t,
-        reader: *mut hsa_code_object_reader_t,
-    ) -> hsa_status_t {
-        if !reader.is_null() && !self.passes_through() {
-            let made = ffi_boundary("create_from_file hook", None, || {
-                let bytes = self.file_bytes_for_rewrite(file)?;
-                let (create, _) = self.reader_functions()?;
-                Some((api::create_reader(create, &bytes).ok()?, bytes))
-            });
-            if let Some((handle, bytes)) = made {
-                let keep = Arc::clone(&bytes);
-                let recorded = ffi_boundary("create_from_file hook", false, || {
-                    self.created_from_file(handle, file, bytes);
-                    true
-                });
-                if !recorded {
-                    // ROCr's reader points into the bytes: never free them.
-                    std::mem::forget(keep);
-                }
-                // Where ROCr's own create-from-file leaves the descriptor (it
-                // seeks to the end to learn the size, then maps the file), so
-                // the application sees the offset it would see without us.
-                readers::seek_to_end(file);
-                // SAFETY: `reader` is non-null and the caller's out-pointer.
-                unsafe { reader.write(handle) };
-                return HSA_STATUS_SUCCESS;
-            }
+    /// The create-from-file hook's decision: a memory reader (made with the
+    /// original create-from-memory) over the file's bytes when the file could
+    /// be rewritten here; `None`: the hook calls the original create-from-file.
+    pub fn create_from_file(&self, file: hsa_file_t) -> Option<hsa_code_object_reader_t> {
+        if self.passes_through() {
+            return None;
         }
-        // SAFETY: the caller's arguments, forwarded unchanged to the saved original.
-        unsafe { original(file, reader) }
+        let (handle, bytes) = ffi_boundary("create_from_file hook", None, || {
+            let bytes = self.file_bytes_for_rewrite(file)?;
+            let handle = self.reader_calls?.create(&bytes).ok()?;
+            Some((handle, bytes))
+        })?;
+        let keep = Arc::clone(&bytes);
+        let recorded = ffi_boundary("create_from_file hook", false, || {
+            self.created_from_file(handle, file, bytes);
+            true
+        });
+        if !recorded {
+            // ROCr's reader points into the bytes: never free them.
+            std::mem::forget(keep);
+        }
+        // Where ROCr's own create-from-file leaves the descriptor (it seeks to
+        // the end to learn the size, then maps the file), so the application
+        // sees the offset it would see without us.
+        readers::seek_to_end(file);
+        Some(handle)
     }
 
-    /// The destroy hook: forget the reader, then the original. The bytes (if
-    /// ours) are released only after ROCr stopped using them.
+    /// The destroy hook: forget the reader, then `destroy` (the original with
+    /// the caller's argument). The bytes (if ours) are released only after ROCr
+    /// stopped using them.
     pub fn reader_destroy(
         &self,
-        original: ReaderDestroyFn,
         reader: hsa_code_object_reader_t,
+        destroy: impl FnOnce() -> hsa_status_t,
     ) -> hsa_status_t {
         // Nothing recorded (always so for a code object that is never
         // rewritten here): the original alone, no boundary, no lock.
@@ -296,25 +275,20 @@ impl Session {
                     .flatten()
             })
         };
-        // SAFETY: handles are opaque values; ROCr validates them.
-        let status = unsafe { original(reader) };
+        let status = destroy();
         drop(entry);
         status
     }
 
     /// The load hook: the rewritten code object when the policy and the
-    /// rewriter produce one, else (and on any failure) the caller's.
-    ///
-    /// # Safety
-    /// The caller's arguments of `hsa_executable_load_agent_code_object`.
-    pub unsafe fn load_agent_code_object(
+    /// rewriter produce one, else (and on any failure) the caller's. `load` is
+    /// the original with the caller's arguments and the reader to load.
+    pub fn load_agent_code_object(
         &self,
-        load: LoadAgentCodeObjectFn,
         executable: hsa_executable_t,
         agent: hsa_agent_t,
         reader: hsa_code_object_reader_t,
-        options: *const c_char,
-        loaded: *mut hsa_loaded_code_object_t,
+        load: &dyn Fn(hsa_code_object_reader_t) -> hsa_status_t,
     ) -> hsa_status_t {
         // Known to never rewrite, or a listed agent that is not a candidate
         // while no file reader needs pinning: the original alone. Both checks
@@ -326,21 +300,19 @@ impl Session {
                     .listed(agent.handle)
                     .is_some_and(|info| !info.candidate));
         if pass {
-            // SAFETY: the caller's arguments, forwarded unchanged to the saved original.
-            return unsafe { load(executable, agent, reader, options, loaded) };
+            return load(reader);
         }
         let plan = ffi_boundary("load_agent_code_object hook", Plan::original(), || {
             self.plan_load(agent, reader)
         });
         let pin = match plan {
             Plan::Rewritten { bytes, pin } => {
-                // SAFETY: the caller's arguments with our reader over 'static bytes.
-                let status =
-                    unsafe { self.load_rewritten(load, bytes, executable, agent, options, loaded) };
-                if status == Some(HSA_STATUS_SUCCESS) {
+                if self.load_rewritten(load, bytes) == Some(HSA_STATUS_SUCCESS) {
                     log::debug!(
-                        "load reader {:#x} on agent {:#x}: rewritten code object loaded",
+                        "load reader {:#x} into executable {:#x} on agent {:#x}: \
+                         rewritten code object loaded",
                         reader.handle,
+                        executable.handle,
                         agent.handle
                     );
                     return HSA_STATUS_SUCCESS;
@@ -349,8 +321,7 @@ impl Session {
             }
             Plan::Original { pin } => pin,
         };
-        // SAFETY: the caller's arguments, forwarded unchanged to the saved original.
-        let status = unsafe { load(executable, agent, reader, options, loaded) };
+        let status = load(reader);
         if status == HSA_STATUS_SUCCESS {
             if let Some(bytes) = pin {
                 ffi_boundary("load_agent_code_object hook", (), || {
@@ -364,23 +335,16 @@ impl Session {
 
     /// Loads `bytes` through a temporary reader; `None` when no reader could be
     /// made. A failure is logged; the caller then loads the original.
-    ///
-    /// # Safety
-    /// The caller's `executable`, `agent`, `options` and `loaded`.
-    unsafe fn load_rewritten(
+    fn load_rewritten(
         &self,
-        load: LoadAgentCodeObjectFn,
-        bytes: &'static [u8],
-        executable: hsa_executable_t,
-        agent: hsa_agent_t,
-        options: *const c_char,
-        loaded: *mut hsa_loaded_code_object_t,
+        load: &dyn Fn(hsa_code_object_reader_t) -> hsa_status_t,
+        bytes: &[u8],
     ) -> Option<hsa_status_t> {
-        let (temporary, destroy) = ffi_boundary("load_agent_code_object hook", None, || {
+        let calls = ffi_boundary("load_agent_code_object hook", None, || {
             fault::point("load.rewritten_reader");
-            let (create, destroy) = self.reader_functions()?;
-            match api::create_reader(create, bytes) {
-                Ok(temporary) => Some((temporary, destroy)),
+            let calls = self.reader_calls?;
+            match calls.create(bytes) {
+                Ok(temporary) => Some((calls, temporary)),
                 Err(status) => {
                     log::warn!(
                         "reader over the rewritten code object failed (status {status:#x}); \
@@ -389,11 +353,10 @@ impl Session {
                     None
                 }
             }
-        })?;
-        // SAFETY: the caller's arguments with our reader over 'static bytes.
-        let status = unsafe { load(executable, agent, temporary, options, loaded) };
-        // SAFETY: our own reader, made above.
-        unsafe { destroy(temporary) };
+        });
+        let (calls, temporary) = calls?;
+        let status = load(temporary);
+        calls.destroy(temporary);
         if status != HSA_STATUS_SUCCESS {
             log::warn!(
                 "loading the rewritten code object failed (status {status:#x}); \
@@ -438,25 +401,22 @@ impl Session {
         true
     }
 
-    /// After a successful original create-from-memory.
-    /// Records the reader only when its code object could be rewritten for some
-    /// agent (its ELF header names a processor the decision table can route).
-    pub fn created_from_memory(&self, reader: hsa_code_object_reader_t, addr: usize, len: usize) {
+    /// Records a memory reader only when its code object could be rewritten
+    /// for some agent (its ELF header names a processor the decision table can
+    /// route).
+    fn record_memory_reader(&self, reader: hsa_code_object_reader_t, bytes: ReaderBytes) {
         fault::point("create_from_memory.record");
         if !self.rewrite_possible() {
             return;
         }
-        let bytes = ReaderBytes::Borrowed { addr, len };
-        // SAFETY: ROCr's create-from-memory accepted the reader, and the caller
-        // must keep `len` bytes at `addr` valid until it destroys the reader.
-        let source = code_object::processor(unsafe { bytes.as_slice() });
-        match source {
+        let (addr, len) = (bytes.addr(), bytes.len());
+        match code_object::processor(bytes.view()) {
             Ok(gfx) if policy::source_may_be_rewritten(&gfx, self.opt_in) => {
-                self.readers.remember(reader, bytes);
                 log::debug!(
                     "reader {:#x}: memory, {len} bytes at {addr:#x}, {gfx} (recorded, not copied)",
                     reader.handle
                 );
+                self.readers.remember(reader, bytes);
             }
             Ok(gfx) => log::debug!(
                 "reader {:#x}: memory, {len} bytes, {gfx}: never rewritten here; not recorded",
@@ -518,7 +478,7 @@ impl Session {
             reader.handle,
             bytes.len()
         );
-        self.readers.remember(reader, ReaderBytes::File(bytes));
+        self.readers.remember(reader, ReaderBytes::from_file(bytes));
     }
 
     /// Decides what the load hook does for `reader` on `agent`.
@@ -555,10 +515,10 @@ impl Session {
         let outcome = match lookup.known {
             Some(outcome) => outcome,
             None => {
-                // SAFETY: the application is loading through `reader`, so it has
-                // not been destroyed and the memory behind it is still valid
+                // The application is loading through `reader`, so it has not
+                // been destroyed and the memory behind it is still valid
                 // (ROCr's rule for memory readers).
-                let bytes = unsafe { lookup.bytes.as_slice() };
+                let bytes = lookup.bytes.view();
                 match self.decide(info, &what, reader, bytes) {
                     (Some(outcome), pair) => {
                         self.readers

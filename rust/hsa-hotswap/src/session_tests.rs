@@ -426,8 +426,7 @@ fn the_native_backend_through_the_tool() {
             fixable.as_ptr() as usize,
             "rewritten on {agent:#x}"
         );
-        // SAFETY: the tool keeps rewritten code objects until the process exits.
-        let loaded = unsafe { std::slice::from_raw_parts(load.bytes.0 as *const u8, load.bytes.1) };
+        let loaded = load.loaded();
         assert_eq!(loaded, expected.as_slice());
     }
     // Other agents get the caller's bytes.

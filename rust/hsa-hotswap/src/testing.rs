@@ -16,11 +16,11 @@ use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
+use crate::hooks::{CreateFromFileFn, CreateFromMemoryFn, LoadAgentCodeObjectFn, ReaderDestroyFn};
 use crate::hsa::api::{
     fn_from_slot, hsa_agent_t, hsa_code_object_reader_t, hsa_executable_t, hsa_file_t, hsa_isa_t,
-    hsa_loaded_code_object_t, hsa_status_t, AgentCallback, CreateFromFileFn, CreateFromMemoryFn,
-    IsaCallback, LoadAgentCodeObjectFn, ReaderDestroyFn, HSA_STATUS_ERROR, HSA_STATUS_INFO_BREAK,
-    HSA_STATUS_SUCCESS,
+    hsa_loaded_code_object_t, hsa_status_t, AgentCallback, IsaCallback, HSA_STATUS_ERROR,
+    HSA_STATUS_INFO_BREAK, HSA_STATUS_SUCCESS,
 };
 use crate::hsa::table::{
     ApiTableVersion, CoreApiTable, HsaApiTable, Slot, AGENT_GET_INFO, AGENT_ITERATE_ISAS,
@@ -116,6 +116,16 @@ pub struct Load {
     pub from_file: bool,
     /// The bytes carry [`FakeBackend::marker`].
     pub marked: bool,
+}
+
+impl Load {
+    /// The bytes the fake loader loaded: the caller's, the runtime's copy of a
+    /// live file reader, or bytes the tool keeps while the executable that
+    /// loaded them lives (read it before destroying that executable).
+    pub fn loaded(&self) -> &[u8] {
+        // SAFETY: the record points at bytes that are alive as documented above.
+        unsafe { std::slice::from_raw_parts(self.bytes.0 as *const u8, self.bytes.1) }
+    }
 }
 
 enum FakeReader {

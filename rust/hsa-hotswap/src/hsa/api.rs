@@ -4,7 +4,7 @@
 #![allow(unsafe_code)] // calls C function pointers taken from ROCr's table
 #![allow(non_camel_case_types)] // C type names, as in hsa.h
 
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::{c_int, c_void};
 
 use super::table::{self, CoreTable, Slot, TableError};
 
@@ -68,22 +68,8 @@ pub struct hsa_loaded_code_object_t {
 /// `hsa_file_t` (a POSIX file descriptor).
 pub(crate) type hsa_file_t = c_int;
 
-/// `hsa_code_object_reader_create_from_memory`.
-pub(crate) type CreateFromMemoryFn =
-    unsafe extern "C" fn(*const c_void, usize, *mut hsa_code_object_reader_t) -> hsa_status_t;
-/// `hsa_code_object_reader_create_from_file`.
-pub(crate) type CreateFromFileFn =
-    unsafe extern "C" fn(hsa_file_t, *mut hsa_code_object_reader_t) -> hsa_status_t;
-/// `hsa_code_object_reader_destroy`.
-pub(crate) type ReaderDestroyFn = unsafe extern "C" fn(hsa_code_object_reader_t) -> hsa_status_t;
-/// `hsa_executable_load_agent_code_object`.
-pub(crate) type LoadAgentCodeObjectFn = unsafe extern "C" fn(
-    hsa_executable_t,
-    hsa_agent_t,
-    hsa_code_object_reader_t,
-    *const c_char,
-    *mut hsa_loaded_code_object_t,
-) -> hsa_status_t;
+// The signatures of the hooked functions are declared once, with the hooks.
+use crate::hooks::{CreateFromMemoryFn, ReaderDestroyFn};
 /// Callback of `hsa_iterate_agents`.
 pub(crate) type AgentCallback = unsafe extern "C" fn(hsa_agent_t, *mut c_void) -> hsa_status_t;
 /// `hsa_iterate_agents`.
@@ -247,19 +233,46 @@ impl Originals {
     }
 }
 
-/// A memory reader over `bytes` through `create` (the saved create-from-memory).
-/// The caller keeps `bytes` alive for as long as ROCr may read them.
-pub fn create_reader(
+/// The saved create-from-memory and destroy of one `OnLoad`, for the readers
+/// the tool makes over bytes it owns (rewritten objects, files' contents).
+#[derive(Clone, Copy, Debug)]
+pub struct ReaderCalls {
     create: CreateFromMemoryFn,
-    bytes: &[u8],
-) -> Result<hsa_code_object_reader_t, hsa_status_t> {
-    let mut reader = hsa_code_object_reader_t { handle: 0 };
-    // SAFETY: a valid pointer/length pair and a valid out-pointer; `create` is
-    // ROCr's (or a prior tool's) create-from-memory (checked non-null).
-    let status = unsafe { create(bytes.as_ptr().cast(), bytes.len(), &mut reader) };
-    if status == HSA_STATUS_SUCCESS {
-        Ok(reader)
-    } else {
-        Err(status)
+    destroy: ReaderDestroyFn,
+}
+
+impl ReaderCalls {
+    /// The functions the create-from-memory and destroy slots held before the
+    /// tool patched them (`original(slot)`: 0 when not patched).
+    pub fn from_originals(original: impl Fn(Slot) -> usize) -> Option<ReaderCalls> {
+        // SAFETY: the values were read from these slots of ROCr's table, which
+        // hold functions of the header's signatures for them (or 0: `None`).
+        unsafe {
+            Some(ReaderCalls {
+                create: fn_from_slot(original(table::READER_CREATE_FROM_MEMORY))?,
+                destroy: fn_from_slot(original(table::READER_DESTROY))?,
+            })
+        }
+    }
+
+    /// A memory reader over `bytes`. The caller keeps `bytes` alive for as long
+    /// as ROCr may read them.
+    pub fn create(&self, bytes: &[u8]) -> Result<hsa_code_object_reader_t, hsa_status_t> {
+        let mut reader = hsa_code_object_reader_t { handle: 0 };
+        // SAFETY: a valid pointer/length pair and a valid out-pointer; `create` is
+        // ROCr's (or a prior tool's) create-from-memory (checked non-null).
+        let status = unsafe { (self.create)(bytes.as_ptr().cast(), bytes.len(), &mut reader) };
+        if status == HSA_STATUS_SUCCESS {
+            Ok(reader)
+        } else {
+            Err(status)
+        }
+    }
+
+    /// Destroys a reader made by [`ReaderCalls::create`].
+    pub fn destroy(&self, reader: hsa_code_object_reader_t) -> hsa_status_t {
+        // SAFETY: handles are opaque values ROCr validates; `destroy` is ROCr's
+        // (or a prior tool's) reader destroy (checked non-null).
+        unsafe { (self.destroy)(reader) }
     }
 }
