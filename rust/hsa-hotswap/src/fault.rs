@@ -17,8 +17,10 @@ pub const POINTS: &[&str] = &[
     "load.plan",
     "load.rewrite",
     "load.rewritten_reader",
+    "load.keep",
     "load.pin",
     "reader_destroy.forget",
+    "executable_destroy.take",
 ];
 
 #[cfg(any(test, feature = "testing"))]

@@ -23,8 +23,8 @@ use crate::hsa::api::{
     hsa_loaded_code_object_t, hsa_status_t, HSA_STATUS_ERROR_NOT_INITIALIZED, HSA_STATUS_SUCCESS,
 };
 use crate::hsa::table::{
-    Slot, LOAD_AGENT_CODE_OBJECT, READER_CREATE_FROM_FILE, READER_CREATE_FROM_MEMORY,
-    READER_DESTROY,
+    Slot, EXECUTABLE_DESTROY, LOAD_AGENT_CODE_OBJECT, READER_CREATE_FROM_FILE,
+    READER_CREATE_FROM_MEMORY, READER_DESTROY,
 };
 use crate::readers::ReaderBytes;
 use crate::session::{self, Session};
@@ -112,6 +112,15 @@ hooks! {
     ) |session, original| {
         // SAFETY: the caller's argument (an opaque handle ROCr validates), unchanged.
         session.reader_destroy(reader, || unsafe { original(reader) })
+    }
+
+    /// `hsa_executable_destroy`: ROCr stops reading the executable's code
+    /// objects when it returns; the session then releases what it kept for it.
+    EXECUTABLE_DESTROY => ExecutableDestroyFn = fn executable_destroy(
+        executable: hsa_executable_t,
+    ) |session, original| {
+        // SAFETY: the caller's argument (an opaque handle ROCr validates), unchanged.
+        session.executable_destroy(executable, || unsafe { original(executable) })
     }
 
     /// `hsa_executable_load_agent_code_object`: the caller's reader or a

@@ -7,12 +7,16 @@
 //! - File readers (only when a rewrite is possible in this process): the file is
 //!   read with `pread` into a buffer that
 //!   backs a memory reader made with the original create-from-memory. The buffer
-//!   lives while the reader lives, and for the rest of the process once ROCr has
-//!   loaded from it ([`crate::retained::pin`]). Only a file whose 64-byte
+//!   lives while the reader lives, and while each executable that loaded from it
+//!   lives ([`crate::retained::Executables`]). Only a file whose 64-byte
 //!   header (read first, also with `pread`) names a processor that could be
 //!   rewritten in this process is read whole.
 //! - Each recorded reader remembers what its load on each agent came to, so a
-//!   repeated load of a reader already decided reads none of its bytes.
+//!   repeated load of a reader already decided reads none of its bytes; a
+//!   rewritten object it answers with stays alive while the reader does.
+//! - An entry is removed when the application destroys the reader (before
+//!   ROCr's destroy runs), or with the whole session at the next `OnLoad` (ROCr
+//!   destroyed every reader of its previous instance at `hsa_shut_down`).
 //! - Nothing is recorded when no rewrite is possible in this process.
 #![allow(unsafe_code)] // views the application's memory and reads its file descriptor
 
@@ -132,7 +136,7 @@ impl std::hash::Hasher for HandleHasher {
     }
 }
 
-type HandleMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<HandleHasher>>;
+pub(crate) type HandleMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<HandleHasher>>;
 
 /// One recorded reader: its bytes and what its loads came to, per agent.
 #[derive(Debug)]
@@ -239,7 +243,7 @@ impl Readers {
                 .by_agent
                 .iter()
                 .find(|(a, _)| *a == agent)
-                .map(|(_, o)| *o),
+                .map(|(_, o)| o.clone()),
         })
     }
 
@@ -255,7 +259,7 @@ impl Readers {
             .by_pair
             .iter()
             .find(|(d, _)| d == pair)
-            .map(|(_, o)| *o)
+            .map(|(_, o)| o.clone())
     }
 
     /// Remembers what loading `reader` on `agent` came to, and with which ISA
@@ -270,7 +274,7 @@ impl Readers {
         let mut map = self.lock();
         if let Some(recorded) = map.get_mut(&reader.handle) {
             if !recorded.by_agent.iter().any(|(a, _)| *a == agent) {
-                recorded.by_agent.push((agent, outcome));
+                recorded.by_agent.push((agent, outcome.clone()));
             }
             if let Some(pair) = pair {
                 if !recorded.by_pair.iter().any(|(d, _)| d == pair) {

@@ -1,35 +1,93 @@
-//! Buffers ROCr may read until the process ends, and the rewrite cache.
+//! What the tool keeps because ROCr may read it, for exactly as long as ROCr
+//! may read it, and the rewrite cache.
 //!
-//! ROCr keeps raw pointers to the bytes of every loaded code object (debugger,
-//! profilers, `hsa_ven_amd_loader` queries) and destroys its loader only after
-//! `OnUnload`. So rewritten code objects, and file bytes ROCr loaded from, are
-//! kept for the life of the process and never freed. They live in `static`s,
-//! which Rust never destroys: no static destructor can free them before ROCr's
-//! teardown (HIP runs `hsa_shut_down` from an atexit handler, after the library's
-//! static destructors).
+//! The rule (ROCr's loader, restated in the reference for the upstream tool and
+//! ROCr's own rocjitsu hook, which "retains loaded bytes per executable until
+//! `hsa_executable_destroy`"): a loaded code object (`LoadedCodeObjectImpl`)
+//! keeps a raw pointer to the bytes it was loaded from, read by the debugger,
+//! profilers and the `hsa_ven_amd_loader` queries while its executable lives;
+//! `hsa_executable_destroy` ends that, and so does `hsa_shut_down`, which
+//! destroys the loader (after `OnUnload`, so a runtime instance is only known
+//! to be gone when the next `hsa_init` calls `OnLoad`). A reader's bytes are
+//! read by ROCr while the reader lives.
 //!
-//! Identical code objects rewritten for the same ISA pair are rewritten once and
-//! retained once: the cache key is (source ISA, target ISA, size, XXH3-128 of the
-//! bytes). Hashing reads the bytes once per reader and ISA pair: a reader
-//! remembers its outcome ([`crate::readers`]), so a repeated load of a reader
-//! already rewritten reads nothing. XXH3 (crate `twox-hash`) runs at memory
-//! speed; the figure on this machine is printed by the stand-in benchmark. Concurrent
-//! requests for the same key wait on a condition variable for the one rewrite in
-//! progress; no lock is held while the rewriter runs.
-#![allow(unsafe_code)] // turns the rewriter's malloc'd buffers into process-lifetime slices
+//! So bytes the tool made and ROCr loaded from (a rewritten code object, or a
+//! file's contents behind a memory reader the tool made) are reference-counted
+//! ([`Kept`]), held by:
+//! - each executable that loaded them ([`Executables`], until its
+//!   `hsa_executable_destroy` returned, or until the session of its runtime
+//!   instance is dropped by the next `OnLoad`);
+//! - the reader whose load they answer ([`crate::readers`], until the
+//!   application destroys it, or the next `OnLoad`).
+//!
+//! They are freed when the last holder lets go: never while ROCr may read them,
+//! and never by `OnUnload` (ROCr destroys its loader after it) nor by a static
+//! destructor (Rust runs none; HIP calls `hsa_shut_down` from an atexit
+//! handler, after the library's static destructors).
+//!
+//! Identical code objects rewritten for the same ISA pair are rewritten once
+//! while the result is alive: the cache key is (source ISA, target ISA, size,
+//! XXH3-128 of the bytes), and the cache holds a weak reference to a rewritten
+//! object, so it never keeps one alive. An object rewritten again after the last
+//! holder freed it is rewritten again. "Unchanged" and "declined" answers are
+//! kept for at most [`MAX_SETTLED`] distinct objects (the oldest half is dropped
+//! beyond that), so a process that loads ever new objects (run-time compilers,
+//! autotuners) keeps a bounded cache. Hashing reads the bytes once per reader
+//! and ISA pair: a reader remembers its outcome ([`crate::readers`]), so a
+//! repeated load of a reader already rewritten reads nothing. XXH3 (crate
+//! `twox-hash`) runs at memory speed; the figure on this machine is printed by
+//! the stand-in benchmark. Concurrent requests for the same key wait on a
+//! condition variable for the one rewrite in progress; no lock is held while
+//! the rewriter runs.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Condvar, Mutex};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 
+use crate::hsa::api::hsa_executable_t;
 use crate::policy::Decision;
-use crate::rewriter::{RetargetError, Retargeted};
+use crate::readers::HandleMap;
+use crate::rewriter::{RetargetError, Retargeted, Rewritten};
 use crate::stats::{Stats, STATS};
 
-/// What a rewrite gave, as cached.
-#[derive(Clone, Copy, Debug)]
+/// At most this many "unchanged" or "declined" answers are cached.
+pub const MAX_SETTLED: usize = 4096;
+
+/// A rewritten code object the tool owns; freed (and counted as released) when
+/// the last [`Arc`] goes.
+#[derive(Debug)]
+pub struct RewrittenObject(Rewritten);
+
+impl RewrittenObject {
+    fn new(rewritten: Rewritten) -> RewrittenObject {
+        Stats::add(&STATS.retained_buffers, 1);
+        Stats::add(&STATS.retained_bytes, rewritten.bytes().len());
+        RewrittenObject(rewritten)
+    }
+}
+
+impl std::ops::Deref for RewrittenObject {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.0.bytes()
+    }
+}
+
+impl Drop for RewrittenObject {
+    fn drop(&mut self) {
+        Stats::add(&STATS.released_buffers, 1);
+        Stats::add(&STATS.released_bytes, self.0.bytes().len());
+    }
+}
+
+/// A shared rewritten code object.
+pub type RewrittenBytes = Arc<RewrittenObject>;
+
+/// What a rewrite gave.
+#[derive(Clone, Debug)]
 pub enum Outcome {
-    /// New bytes, kept for the life of the process.
-    Changed(&'static [u8]),
+    /// New bytes, alive while someone holds them.
+    Changed(RewrittenBytes),
     /// The rewriter returned the input unchanged: load the original.
     Unchanged,
     /// The rewriter declined this object for what it contains
@@ -37,6 +95,93 @@ pub enum Outcome {
     /// asking again gives the same answer, so it is not asked again. Load the
     /// original.
     Declined,
+}
+
+/// A file's bytes read by the tool, shared between the reader registry and the
+/// executables that loaded them. An `Arc` around the boxed buffer (not
+/// `Arc<[u8]>`, whose construction from a `Vec` copies every byte once more).
+pub type FileBytes = Arc<Box<[u8]>>;
+
+/// Bytes ROCr loaded from, held for an executable.
+#[derive(Clone, Debug)]
+pub enum Kept {
+    /// A rewritten code object.
+    Rewritten(RewrittenBytes),
+    /// A file's contents behind a memory reader the tool made.
+    File(FileBytes),
+}
+
+impl Kept {
+    fn same(&self, other: &Kept) -> bool {
+        match (self, other) {
+            (Kept::Rewritten(a), Kept::Rewritten(b)) => Arc::ptr_eq(a, b),
+            (Kept::File(a), Kept::File(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+/// Executable handle → the bytes it loaded from the tool's buffers (usually
+/// one or two). One short lock per load of such bytes and per destroy of such
+/// an executable; an executable that loaded only the application's bytes is
+/// never entered, and while none is entered a destroy takes no lock.
+#[derive(Debug, Default)]
+pub struct Executables {
+    map: Mutex<HandleMap<Vec<Kept>>>,
+    /// Entries in `map` (changed under its lock).
+    entries: AtomicUsize,
+}
+
+impl Executables {
+    /// Keeps `bytes` alive while `executable` lives.
+    pub fn keep(&self, executable: hsa_executable_t, bytes: Kept) {
+        let mut map = self.lock();
+        let list = map.entry(executable.handle).or_insert_with(|| {
+            self.entries.fetch_add(1, Ordering::Release);
+            Vec::new()
+        });
+        if !list.iter().any(|k| k.same(&bytes)) {
+            if matches!(bytes, Kept::File(_)) {
+                Stats::add(&STATS.pinned_files, 1);
+            }
+            list.push(bytes);
+        }
+    }
+
+    /// True when no executable holds anything.
+    pub fn is_empty(&self) -> bool {
+        self.entries.load(Ordering::Acquire) == 0
+    }
+
+    /// Takes out what `executable` holds (before ROCr's destroy runs, so a
+    /// handle ROCr reuses right after cannot lose its new entry). The caller
+    /// drops it once the destroy returned, or gives it back with
+    /// [`Executables::give_back`] if the destroy failed.
+    pub fn take(&self, executable: hsa_executable_t) -> Option<Vec<Kept>> {
+        if self.is_empty() {
+            return None;
+        }
+        let taken = self.lock().remove(&executable.handle)?;
+        self.entries.fetch_sub(1, Ordering::Release);
+        Some(taken)
+    }
+
+    /// Puts back what [`Executables::take`] took (the destroy failed: the
+    /// executable, if it is one, still lives).
+    pub fn give_back(&self, executable: hsa_executable_t, kept: Vec<Kept>) {
+        for k in kept {
+            self.keep(executable, k);
+        }
+    }
+
+    /// Number of executables holding something.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HandleMap<Vec<Kept>>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -47,15 +192,63 @@ struct Key {
     hash: u128,
 }
 
+/// A cached answer: a weak reference for new bytes (the cache never keeps a
+/// rewritten object alive).
+#[derive(Clone, Debug)]
+enum Cached {
+    Changed(Weak<RewrittenObject>),
+    Unchanged,
+    Declined,
+}
+
 /// One cache entry: a rewrite in progress (other threads wait for it) or done.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Entry {
     InProgress,
-    Done(Outcome),
+    Done(Cached),
+}
+
+#[derive(Default)]
+struct Map {
+    entries: HashMap<Key, Entry>,
+    /// Keys of the "unchanged" and "declined" entries, oldest first.
+    settled: VecDeque<Key>,
+    /// Size at which dead weak entries are swept next.
+    sweep_at: usize,
+}
+
+impl Map {
+    fn insert_done(&mut self, key: Key, cached: Cached) {
+        if !matches!(cached, Cached::Changed(_)) {
+            self.settled.push_back(key.clone());
+        }
+        self.entries.insert(key, Entry::Done(cached));
+        if self.settled.len() > MAX_SETTLED {
+            for old in self.settled.drain(..MAX_SETTLED / 2) {
+                if matches!(
+                    self.entries.get(&old),
+                    Some(Entry::Done(Cached::Unchanged | Cached::Declined))
+                ) {
+                    self.entries.remove(&old);
+                }
+            }
+        }
+        if self.entries.len() >= self.sweep_at {
+            self.entries.retain(|_, e| match e {
+                Entry::Done(Cached::Changed(weak)) => weak.strong_count() > 0,
+                _ => true,
+            });
+            self.sweep_at = (2 * self.entries.len()).max(64);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
 }
 
 struct Cache {
-    map: Mutex<Option<HashMap<Key, Entry>>>,
+    map: Mutex<Option<Map>>,
     done: Condvar,
 }
 
@@ -63,29 +256,21 @@ static CACHE: Cache = Cache {
     map: Mutex::new(None),
     done: Condvar::new(),
 };
-/// A file's bytes read by the tool, shared between the reader registry and the
-/// pinned buffers. An `Arc` around the boxed buffer (not `Arc<[u8]>`, whose
-/// construction from a `Vec` copies every byte once more).
-pub type FileBytes = Arc<Box<[u8]>>;
 
-static PINNED: Mutex<Vec<FileBytes>> = Mutex::new(Vec::new());
-
-/// Forgets every cached rewrite (the buffers stay alive: ROCr may still read
-/// them). For tests that swap rewriters in one process.
-#[cfg(any(test, feature = "testing"))]
-pub fn forget_cache() {
-    if let Some(map) = CACHE.map.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-        map.clear();
-    }
+fn lock_cache() -> std::sync::MutexGuard<'static, Option<Map>> {
+    CACHE.map.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Keeps `bytes` alive for the rest of the process (ROCr loaded from them).
-pub fn pin(bytes: &FileBytes) {
-    let mut pinned = PINNED.lock().unwrap_or_else(|e| e.into_inner());
-    if !pinned.iter().any(|p| Arc::ptr_eq(p, bytes)) {
-        pinned.push(Arc::clone(bytes));
-        Stats::add(&STATS.pinned_files, 1);
-    }
+/// Forgets every cached rewrite (the buffers stay alive while held). For tests
+/// that swap rewriters in one process.
+#[cfg(any(test, feature = "testing"))]
+pub fn forget_cache() {
+    *lock_cache() = None;
+}
+
+/// Entries in the rewrite cache (a figure for the soak test and benchmark).
+pub fn cache_len() -> usize {
+    lock_cache().as_ref().map_or(0, Map::len)
 }
 
 fn key(code_object: &[u8], decision: &Decision) -> Key {
@@ -107,10 +292,10 @@ struct Claim<'a> {
 
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
-        let mut map = CACHE.map.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = lock_cache();
         if !self.completed {
             if let Some(map) = map.as_mut() {
-                map.remove(self.key);
+                map.entries.remove(self.key);
             }
         }
         drop(map);
@@ -119,12 +304,12 @@ impl Drop for Claim<'_> {
 }
 
 /// The cached outcome of rewriting `code_object` with `decision`, calling
-/// `rewrite` only the first time. Returns the outcome and whether it came from
-/// the cache. A refusal (`Refused`, `Unsupported`) is returned as the error the
-/// first time and cached as [`Outcome::Declined`]; other failures are not
-/// cached (a later load retries: they may be environmental). The cache lock is
-/// never held while `rewrite` runs; a concurrent request for the same key waits
-/// (on a condition variable) for the rewrite in progress.
+/// `rewrite` only when no live answer is cached. Returns the outcome and whether
+/// it came from the cache. A refusal (`Refused`, `Unsupported`) is returned as
+/// the error the first time and cached as [`Outcome::Declined`]; other failures
+/// are not cached (a later load retries: they may be environmental). The cache
+/// lock is never held while `rewrite` runs; a concurrent request for the same
+/// key waits (on a condition variable) for the rewrite in progress.
 pub fn rewrite_once(
     code_object: &[u8],
     decision: &Decision,
@@ -132,17 +317,26 @@ pub fn rewrite_once(
 ) -> Result<(Outcome, bool), RetargetError> {
     let key = key(code_object, decision);
     {
-        let mut map = CACHE.map.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = lock_cache();
         loop {
-            match map.get_or_insert_with(HashMap::new).get(&key) {
-                Some(Entry::Done(outcome)) => return Ok((*outcome, true)),
+            let map = guard.get_or_insert_with(Map::default);
+            match map.entries.get(&key) {
+                Some(Entry::Done(Cached::Changed(weak))) => match weak.upgrade() {
+                    Some(bytes) => return Ok((Outcome::Changed(bytes), true)),
+                    // Freed since: rewrite again.
+                    None => break,
+                },
+                Some(Entry::Done(Cached::Unchanged)) => return Ok((Outcome::Unchanged, true)),
+                Some(Entry::Done(Cached::Declined)) => return Ok((Outcome::Declined, true)),
                 Some(Entry::InProgress) => {
-                    map = CACHE.done.wait(map).unwrap_or_else(|e| e.into_inner());
+                    guard = CACHE.done.wait(guard).unwrap_or_else(|e| e.into_inner());
                 }
                 None => break,
             }
         }
-        map.get_or_insert_with(HashMap::new)
+        guard
+            .get_or_insert_with(Map::default)
+            .entries
             .insert(key.clone(), Entry::InProgress);
     }
     let mut claim = Claim {
@@ -152,31 +346,26 @@ pub fn rewrite_once(
     Stats::add(&STATS.rewriter_calls, 1);
     let result = rewrite();
     if let Err(declined @ (RetargetError::Refused(_) | RetargetError::Unsupported)) = &result {
-        let mut map = CACHE.map.lock().unwrap_or_else(|e| e.into_inner());
-        map.get_or_insert_with(HashMap::new)
-            .insert(key.clone(), Entry::Done(Outcome::Declined));
+        lock_cache()
+            .get_or_insert_with(Map::default)
+            .insert_done(key.clone(), Cached::Declined);
         claim.completed = true;
         return Err(declined.clone());
     }
-    let outcome = match result? {
-        Retargeted::Unchanged => Outcome::Unchanged,
+    let (outcome, cached) = match result? {
+        Retargeted::Unchanged => (Outcome::Unchanged, Cached::Unchanged),
         Retargeted::Changed(rewritten) => {
-            let (ptr, len) = rewritten.into_raw();
-            if ptr.is_null() || len == 0 {
+            if rewritten.bytes().is_empty() {
                 return Err(RetargetError::Failed);
             }
-            Stats::add(&STATS.retained_buffers, 1);
-            Stats::add(&STATS.retained_bytes, len);
-            // SAFETY: `into_raw` hands over a malloc'd buffer of `len` bytes that
-            // nothing else owns; it is never freed, so the slice is 'static.
-            Outcome::Changed(unsafe { std::slice::from_raw_parts(ptr, len) })
+            let bytes = Arc::new(RewrittenObject::new(rewritten));
+            let weak = Arc::downgrade(&bytes);
+            (Outcome::Changed(bytes), Cached::Changed(weak))
         }
     };
-    {
-        let mut map = CACHE.map.lock().unwrap_or_else(|e| e.into_inner());
-        map.get_or_insert_with(HashMap::new)
-            .insert(key.clone(), Entry::Done(outcome));
-    }
+    lock_cache()
+        .get_or_insert_with(Map::default)
+        .insert_done(key.clone(), cached);
     claim.completed = true;
     drop(claim);
     Ok((outcome, false))

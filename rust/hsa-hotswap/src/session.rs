@@ -38,7 +38,7 @@ use crate::hsa::patch::{PatchedTable, Restore};
 use crate::hsa::table::{CoreTable, Slot, TableError};
 use crate::policy;
 use crate::readers::{self, FileBytes, ReaderBytes, Readers};
-use crate::retained::{self, Outcome};
+use crate::retained::{self, Executables, Kept, Outcome, RewrittenBytes};
 use crate::rewriter::{self, RetargetError};
 use crate::stats::STATS;
 
@@ -51,6 +51,8 @@ pub struct Session {
     pub agents: Agents,
     /// Readers created through our hooks.
     pub readers: Readers,
+    /// What each executable loaded from the tool's own buffers.
+    pub executables: Executables,
     /// The slots we patched, their hooks and originals.
     patched: PatchedTable,
     /// The saved create-from-memory and destroy, for our own readers.
@@ -115,6 +117,7 @@ fn load(table: CoreTable, patched: PatchedTable, config: &Config) -> Result<(), 
         queries,
         agents: Agents::new(config.entry_trampolines),
         readers: Readers::default(),
+        executables: Executables::default(),
         patched,
         reader_calls,
         opt_in: config.entry_trampolines,
@@ -161,11 +164,11 @@ pub enum Plan {
         /// File bytes to keep once ROCr loaded them.
         pin: Option<FileBytes>,
     },
-    /// Load these retained bytes through a temporary reader; on any failure
-    /// load the caller's reader instead.
+    /// Load these bytes through a temporary reader (and keep them for the
+    /// executable); on any failure load the caller's reader instead.
     Rewritten {
         /// The rewritten code object.
-        bytes: &'static [u8],
+        bytes: RewrittenBytes,
         /// As in `Original`, used on fallback.
         pin: Option<FileBytes>,
     },
@@ -280,6 +283,47 @@ impl Session {
         status
     }
 
+    /// The executable-destroy hook: `destroy` (the original with the caller's
+    /// argument), then what the tool kept for the executable is released (freed
+    /// when no reader or other executable holds it). If the destroy fails, the
+    /// executable (if it is one) still lives and keeps its bytes.
+    pub fn executable_destroy(
+        &self,
+        executable: hsa_executable_t,
+        destroy: impl FnOnce() -> hsa_status_t,
+    ) -> hsa_status_t {
+        // Nothing kept for any executable: the original alone, no lock.
+        if self.executables.is_empty() {
+            return destroy();
+        }
+        let kept = ffi_boundary("executable_destroy hook", None, || {
+            fault::point("executable_destroy.take");
+            self.executables.take(executable)
+        });
+        let status = destroy();
+        if let Some(kept) = kept {
+            if status == HSA_STATUS_SUCCESS {
+                log::debug!(
+                    "executable {:#x} destroyed: {} buffer(s) kept for it released",
+                    executable.handle,
+                    kept.len()
+                );
+                drop(kept);
+            } else {
+                let guard = kept.clone();
+                let back = ffi_boundary("executable_destroy hook", false, || {
+                    self.executables.give_back(executable, kept);
+                    true
+                });
+                if !back {
+                    // Could not be put back: ROCr may still read them.
+                    std::mem::forget(guard);
+                }
+            }
+        }
+        status
+    }
+
     /// The load hook: the rewritten code object when the policy and the
     /// rewriter produce one, else (and on any failure) the caller's. `load` is
     /// the original with the caller's arguments and the reader to load.
@@ -307,7 +351,8 @@ impl Session {
         });
         let pin = match plan {
             Plan::Rewritten { bytes, pin } => {
-                if self.load_rewritten(load, bytes) == Some(HSA_STATUS_SUCCESS) {
+                if self.load_rewritten(load, &bytes) == Some(HSA_STATUS_SUCCESS) {
+                    self.keep_for(executable, Kept::Rewritten(bytes), "load.keep");
                     log::debug!(
                         "load reader {:#x} into executable {:#x} on agent {:#x}: \
                          rewritten code object loaded",
@@ -324,13 +369,25 @@ impl Session {
         let status = load(reader);
         if status == HSA_STATUS_SUCCESS {
             if let Some(bytes) = pin {
-                ffi_boundary("load_agent_code_object hook", (), || {
-                    fault::point("load.pin");
-                    retained::pin(&bytes)
-                });
+                self.keep_for(executable, Kept::File(bytes), "load.pin");
             }
         }
         status
+    }
+
+    /// Keeps `kept` (ROCr just loaded from it) while `executable` lives. If
+    /// that fails (a panic caught by the boundary), the bytes are never freed.
+    fn keep_for(&self, executable: hsa_executable_t, kept: Kept, point: &'static str) {
+        let guard = kept.clone();
+        let done = ffi_boundary("load_agent_code_object hook", false, || {
+            fault::point(point);
+            self.executables.keep(executable, kept);
+            true
+        });
+        if !done {
+            // ROCr loaded from these bytes: never free them.
+            std::mem::forget(guard);
+        }
     }
 
     /// Loads `bytes` through a temporary reader; `None` when no reader could be
@@ -521,8 +578,12 @@ impl Session {
                 let bytes = lookup.bytes.view();
                 match self.decide(info, &what, reader, bytes) {
                     (Some(outcome), pair) => {
-                        self.readers
-                            .set_outcome(reader, agent.handle, pair.as_ref(), outcome);
+                        self.readers.set_outcome(
+                            reader,
+                            agent.handle,
+                            pair.as_ref(),
+                            outcome.clone(),
+                        );
                         outcome
                     }
                     (None, _) => return Plan::Original { pin },
@@ -586,14 +647,14 @@ impl Session {
         });
         let pair = Pair(decision);
         match result {
-            Ok((outcome @ Outcome::Changed(new), cached)) => {
+            Ok((Outcome::Changed(new), cached)) => {
                 log::debug!(
                     "{what}: rewrite {pair}: {} -> {} bytes{}; loading the rewritten code object",
                     bytes.len(),
                     new.len(),
                     if cached { " (cached)" } else { "" }
                 );
-                Some(outcome)
+                Some(Outcome::Changed(new))
             }
             Ok((Outcome::Unchanged, _)) => {
                 log::debug!("{what}: rewrite {pair}: unchanged; original loaded");

@@ -12,11 +12,15 @@ pub struct Stats {
     pub rewriter_calls: AtomicU64,
     /// Bytes hashed for the rewrite cache's content key.
     pub hashed_bytes: AtomicU64,
-    /// Rewritten buffers kept for the life of the process.
+    /// Rewritten buffers made (kept while ROCr may read them).
     pub retained_buffers: AtomicU64,
     /// Their total size.
     pub retained_bytes: AtomicU64,
-    /// File buffers kept because ROCr loaded from them.
+    /// Rewritten buffers freed (no executable nor reader held them any more).
+    pub released_buffers: AtomicU64,
+    /// Their total size.
+    pub released_bytes: AtomicU64,
+    /// File buffers kept for an executable because ROCr loaded from them.
     pub pinned_files: AtomicU64,
 }
 
@@ -27,6 +31,8 @@ pub static STATS: Stats = Stats {
     hashed_bytes: AtomicU64::new(0),
     retained_buffers: AtomicU64::new(0),
     retained_bytes: AtomicU64::new(0),
+    released_buffers: AtomicU64::new(0),
+    released_bytes: AtomicU64::new(0),
     pinned_files: AtomicU64::new(0),
 };
 
@@ -40,12 +46,15 @@ impl Stats {
     pub fn summary(&self) -> String {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         format!(
-            "bytes copied {}, bytes hashed {}, rewriter calls {}, retained buffers {} ({} bytes), pinned file buffers {}",
+            "bytes copied {}, bytes hashed {}, rewriter calls {}, rewritten buffers {} ({} bytes), \
+             released {} ({} bytes), file buffers kept for executables {}",
             get(&self.copied_bytes),
             get(&self.hashed_bytes),
             get(&self.rewriter_calls),
             get(&self.retained_buffers),
             get(&self.retained_bytes),
+            get(&self.released_buffers),
+            get(&self.released_bytes),
             get(&self.pinned_files),
         )
     }

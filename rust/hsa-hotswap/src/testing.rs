@@ -16,7 +16,10 @@ use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::hooks::{CreateFromFileFn, CreateFromMemoryFn, LoadAgentCodeObjectFn, ReaderDestroyFn};
+use crate::hooks::{
+    CreateFromFileFn, CreateFromMemoryFn, ExecutableDestroyFn, LoadAgentCodeObjectFn,
+    ReaderDestroyFn,
+};
 use crate::hsa::api::{
     fn_from_slot, hsa_agent_t, hsa_code_object_reader_t, hsa_executable_t, hsa_file_t, hsa_isa_t,
     hsa_loaded_code_object_t, hsa_status_t, AgentCallback, IsaCallback, HSA_STATUS_ERROR,
@@ -24,7 +27,7 @@ use crate::hsa::api::{
 };
 use crate::hsa::table::{
     ApiTableVersion, CoreApiTable, HsaApiTable, Slot, AGENT_GET_INFO, AGENT_ITERATE_ISAS,
-    CORE_SLOT_COUNT, ISA_GET_INFO_ALT, ITERATE_AGENTS, LOAD_AGENT_CODE_OBJECT,
+    CORE_SLOT_COUNT, EXECUTABLE_DESTROY, ISA_GET_INFO_ALT, ITERATE_AGENTS, LOAD_AGENT_CODE_OBJECT,
     READER_CREATE_FROM_FILE, READER_CREATE_FROM_MEMORY, READER_DESTROY,
 };
 use crate::rewriter::{self, Backend, BackendKind, Request, RetargetError, Rewritten};
@@ -141,6 +144,7 @@ struct State {
     next_reader: u64,
     loads: Vec<Load>,
     creates_from_file: usize,
+    executables_destroyed: usize,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
@@ -357,6 +361,15 @@ unsafe extern "C" fn load(
     status
 }
 
+unsafe extern "C" fn executable_destroy(executable: hsa_executable_t) -> hsa_status_t {
+    with_state(|s| s.executables_destroyed += 1);
+    if executable.handle == FAILING_EXECUTABLE {
+        INVALID_EXECUTABLE
+    } else {
+        HSA_STATUS_SUCCESS
+    }
+}
+
 /// A running fake runtime with the tool loaded (or refused) by `OnLoad`.
 #[derive(Debug)]
 pub struct FakeRuntime {
@@ -392,6 +405,7 @@ pub fn fake_slots() -> Vec<(Slot, usize)> {
             create_from_file as *const () as usize,
         ),
         (READER_DESTROY, reader_destroy as *const () as usize),
+        (EXECUTABLE_DESTROY, executable_destroy as *const () as usize),
         (LOAD_AGENT_CODE_OBJECT, load as *const () as usize),
     ]
 }
@@ -524,6 +538,19 @@ impl FakeRuntime {
         let f: ReaderDestroyFn = self.call(READER_DESTROY);
         // SAFETY: handles are opaque values.
         unsafe { f(reader) }
+    }
+
+    /// `hsa_executable_destroy` through the table (the fake answers
+    /// `invalid_executable()` for `failing_executable()`, else success).
+    pub fn destroy_executable(&self, executable: hsa_executable_t) -> hsa_status_t {
+        let f: ExecutableDestroyFn = self.call(EXECUTABLE_DESTROY);
+        // SAFETY: handles are opaque values.
+        unsafe { f(executable) }
+    }
+
+    /// Calls of the runtime's own executable destroy.
+    pub fn executables_destroyed(&self) -> usize {
+        with_state(|s| s.executables_destroyed)
     }
 
     /// `hsa_executable_load_agent_code_object` through the table: the status

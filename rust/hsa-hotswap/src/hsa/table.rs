@@ -78,6 +78,8 @@ impl Slot {
     }
 }
 
+/// `hsa_executable_destroy_fn`.
+pub(crate) const EXECUTABLE_DESTROY: Slot = Slot::at("hsa_executable_destroy_fn", 84);
 /// `hsa_iterate_agents_fn`.
 pub(crate) const ITERATE_AGENTS: Slot = Slot::at("hsa_iterate_agents_fn", 5);
 /// `hsa_agent_get_info_fn`.
@@ -115,6 +117,7 @@ const _: () = assert!(AGENT_GET_INFO.offset == 64);
 const _: () = assert!(ITERATE_AGENTS.offset == 56);
 const _: () = assert!(AGENT_ITERATE_ISAS.offset == 880);
 const _: () = assert!(ISA_GET_INFO_ALT.offset == 888);
+const _: () = assert!(EXECUTABLE_DESTROY.offset == 688);
 const _: () = assert!(READER_CREATE_FROM_FILE.offset == 936);
 const _: () = assert!(READER_CREATE_FROM_MEMORY.offset == 944);
 const _: () = assert!(READER_DESTROY.offset == 952);
