@@ -22,12 +22,15 @@
 //   disabled         "first hotswap last" with HSA_HOTSWAP_DISABLE=1
 //   reinit           "first hotswap last": hsa_shut_down, hsa_init again, and a
 //                    nested hsa_init / hsa_shut_down pair
+//   soak             "hotswap": 1,000 hsa_init / hsa_shut_down cycles with a
+//                    load each; memory must stay flat
 //
 // Environment: ROCR_APP_HOTSWAP (the installed tool's path); ROCR_APP_HOLD
 // (comma-separated: "tool" to keep a reference to the tool as CLR's hotswap
 // gate does, "comgr" to keep COMGR loaded as HIP's runtime does; README.md says
 // why some scenarios need one). Exit status 0 when every check passed.
 #include <dlfcn.h>
+#include <malloc.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -36,6 +39,7 @@
 #include <hsa_api_trace.h>
 #include <hsa_ext_amd.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
@@ -318,6 +322,7 @@ const size_t kPatchedOffsets[test_tool::kPatched] = {
     offsetof(CoreApiTable, hsa_code_object_reader_create_from_file_fn),
     offsetof(CoreApiTable, hsa_code_object_reader_destroy_fn),
     offsetof(CoreApiTable, hsa_executable_load_agent_code_object_fn),
+    offsetof(CoreApiTable, hsa_executable_destroy_fn),
 };
 
 void *slot_at(const CoreApiTable &core, size_t offset) {
@@ -366,7 +371,7 @@ bool all_rocr(const CoreApiTable &core, const char *what) {
   return misplaced_slots(core, what, [](size_t) { return std::string("rocr"); }) == 0;
 }
 
-// Patched by `who` (the four slots), ROCr's everywhere else.
+// Patched by `who` (the five slots), ROCr's everywhere else.
 bool patched_by(const CoreApiTable &core, const char *who, const char *what) {
   return misplaced_slots(core, what, [&](size_t i) { return std::string(is_patched(i) ? who : "rocr"); }) == 0;
 }
@@ -535,7 +540,7 @@ void scenario_chain_after(const Workload &base) {
     bool back = patched_by(live(l), "librocr-tool-wrap.so", "the table after the first call");
     for (int i = 0; i < test_tool::kPatched; ++i)
       back = back && slot_at(live(l), kPatchedOffsets[i]) == t.wrappers[i];
-    say("after the first call the four slots %s the wrap tool's", back ? "hold" : "do NOT hold");
+    say("after the first call the five slots %s the wrap tool's", back ? "hold" : "do NOT hold");
     CHECK(back);
   });
   for (int i = 0; i < test_tool::kPatched; ++i) {
@@ -668,6 +673,64 @@ void scenario_reinit(const Workload &base) {
   check_driver_released();
 }
 
+// ---- soak ---------------------------------------------------------------------------
+
+size_t resident_bytes() {
+  long pages = 0, resident = 0;
+  if (FILE *f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return size_t(resident) * size_t(sysconf(_SC_PAGESIZE));
+}
+
+// ROCR_APP_CYCLES (default 1000) hsa_init / hsa_shut_down cycles, each with a
+// memory reader loaded into an executable on the GPU agent and both destroyed:
+// resident memory and heap bytes in use (mallinfo2: ROCr's, the tool's, the
+// double's) after a warm-up of a tenth of the cycles and at the end. Fails when
+// either grows by more than ROCR_APP_SOAK_BOUND (default 1024) bytes per cycle;
+// 0 prints the figures only (valgrind has an allocator of its own).
+void scenario_soak(const Workload &base) {
+  const char *n = std::getenv("ROCR_APP_CYCLES");
+  const char *b = std::getenv("ROCR_APP_SOAK_BOUND");
+  const int cycles = n ? std::atoi(n) : 1000;
+  const double bound = b ? std::atof(b) : 1024;
+  const int warmup = std::max(1, cycles / 10);
+  int failures = 0;
+  auto cycle = [&] {
+    if (hsa_init() != HSA_STATUS_SUCCESS) {
+      ++failures;
+      return;
+    }
+    Agents a = find_agents();
+    hsa_code_object_reader_t reader{};
+    hsa_executable_t executable{};
+    if (hsa_code_object_reader_create_from_memory(base.co->bytes.data(), base.co->bytes.size(), &reader) !=
+            HSA_STATUS_SUCCESS ||
+        hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, nullptr,
+                                  &executable) != HSA_STATUS_SUCCESS ||
+        hsa_executable_load_agent_code_object(executable, a.gpu, reader, nullptr, nullptr) != base.expected_load ||
+        hsa_executable_destroy(executable) != HSA_STATUS_SUCCESS ||
+        hsa_code_object_reader_destroy(reader) != HSA_STATUS_SUCCESS)
+      ++failures;
+    if (hsa_shut_down() != HSA_STATUS_SUCCESS) ++failures;
+  };
+  for (int i = 0; i < warmup; ++i) cycle();
+  const size_t rss0 = resident_bytes(), heap0 = mallinfo2().uordblks;
+  for (int i = 0; i < cycles; ++i) cycle();
+  const size_t rss1 = resident_bytes(), heap1 = mallinfo2().uordblks;
+  const double rss_per = (double(rss1) - double(rss0)) / cycles, heap_per = (double(heap1) - double(heap0)) / cycles;
+  say("soak: %d hsa_init/hsa_shut_down cycles after %d warm-up; resident %.1f MiB -> %.1f MiB (%+.1f bytes/cycle); "
+      "heap in use %zu -> %zu bytes (%+.2f bytes/cycle)",
+      cycles, warmup, rss0 / 1048576.0, rss1 / 1048576.0, rss_per, heap0, heap1, heap_per);
+  CHECK(failures == 0);
+  if (bound > 0) {
+    CHECK(rss_per <= bound);
+    CHECK(heap_per <= bound);
+  }
+  check_driver_released();
+}
+
 // The libhsakmt.so.1 ROCr uses must be the double: the real one would fail
 // hsaKmtOpenKFD here (no /dev/kfd) or drive a real GPU.
 void require_kmt_double() {
@@ -725,6 +788,7 @@ int main(int argc, char **argv) {
   else if (scenario == "refusing-tool") scenario_refusing_tool(w);
   else if (scenario == "disabled") scenario_disabled(w);
   else if (scenario == "reinit") scenario_reinit(w);
+  else if (scenario == "soak") scenario_soak(w);
   else {
     std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
     return 2;

@@ -51,7 +51,12 @@ hsa_status_t wrap_load(hsa_executable_t executable, hsa_agent_t agent, hsa_code_
   return next<decltype(&wrap_load)>(test_tool::kLoadAgentCodeObject)(executable, agent, reader, options, loaded);
 }
 
-// The four slots, in test_tool::Patched order.
+hsa_status_t wrap_executable_destroy(hsa_executable_t executable) {
+  count(test_tool::kExecutableDestroy);
+  return next<decltype(&wrap_executable_destroy)>(test_tool::kExecutableDestroy)(executable);
+}
+
+// The slots hotswap patches, in test_tool::Patched order.
 void **slot(CoreApiTable &core, test_tool::Patched which) {
   switch (which) {
     case test_tool::kCreateFromMemory:
@@ -60,6 +65,8 @@ void **slot(CoreApiTable &core, test_tool::Patched which) {
       return reinterpret_cast<void **>(&core.hsa_code_object_reader_create_from_file_fn);
     case test_tool::kReaderDestroy:
       return reinterpret_cast<void **>(&core.hsa_code_object_reader_destroy_fn);
+    case test_tool::kExecutableDestroy:
+      return reinterpret_cast<void **>(&core.hsa_executable_destroy_fn);
     default:
       return reinterpret_cast<void **>(&core.hsa_executable_load_agent_code_object_fn);
   }
@@ -70,6 +77,7 @@ void wrap(CoreApiTable &core) {
   g_record.wrappers[test_tool::kCreateFromFile] = reinterpret_cast<void *>(&wrap_create_from_file);
   g_record.wrappers[test_tool::kReaderDestroy] = reinterpret_cast<void *>(&wrap_reader_destroy);
   g_record.wrappers[test_tool::kLoadAgentCodeObject] = reinterpret_cast<void *>(&wrap_load);
+  g_record.wrappers[test_tool::kExecutableDestroy] = reinterpret_cast<void *>(&wrap_executable_destroy);
   for (int i = 0; i < test_tool::kPatched; ++i) {
     void **s = slot(core, test_tool::Patched(i));
     __atomic_store_n(&g_record.next[i], *s, __ATOMIC_RELEASE);

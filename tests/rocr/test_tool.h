@@ -4,7 +4,7 @@
 // built once per role (CMakeLists.txt):
 //   probe     records and changes nothing (listed first it sees ROCr's own
 //             table; listed last, the table as the tools before it left it)
-//   wrap      also wraps the four slots the hotswap tool patches, counting the
+//   wrap      also wraps the five slots the hotswap tool patches, counting the
 //             calls, and puts its slots back at OnUnload as hotswap does
 //   refuse    records, then returns false from OnLoad
 //   truncate  presents a core table that ends before
@@ -21,7 +21,14 @@
 namespace test_tool {
 
 // Index of a patched slot in TestToolRecord::wrappers and friends.
-enum Patched { kCreateFromMemory, kCreateFromFile, kReaderDestroy, kLoadAgentCodeObject, kPatched };
+enum Patched {
+  kCreateFromMemory,
+  kCreateFromFile,
+  kReaderDestroy,
+  kLoadAgentCodeObject,
+  kExecutableDestroy,
+  kPatched
+};
 
 // Up to this many OnLoad / OnUnload calls are kept (hsa_init twice).
 constexpr int kCycles = 2;

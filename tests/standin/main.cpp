@@ -8,6 +8,7 @@
 // labels, comma-separated; default all), HSA_HOTSWAP_REWRITER (test rewriter).
 // Exit status 0 = every check passed; failed checks are printed as "FAIL:".
 #include <dlfcn.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -757,7 +758,7 @@ void scenario_demo() {
   init();
   const char *rewriter = std::getenv("HSA_HOTSWAP_REWRITER");
   std::printf("stand-in: HSA_TOOLS_LIB=%s\n", std::getenv("HSA_TOOLS_LIB"));
-  std::printf("stand-in: OnLoad returned %s\n", failed_tools().empty() ? "true (four table slots patched)" : "false");
+  std::printf("stand-in: OnLoad returned %s\n", failed_tools().empty() ? "true (five table slots patched)" : "false");
   std::printf("stand-in: rewriter: %s\n",
               rewriter ? rewriter : "none named: the linked COMGR's, else rocjitsu's, else the native rewriter");
   std::printf("\n%-16s %-42s %-4s %-8s %s\n", "agent", "first ISA", "rev", "object", "what the loader got");
@@ -949,6 +950,7 @@ CoreApiTable &pristine() {
     t->hsa_code_object_reader_create_from_file_fn = fake_create_from_file;
     t->hsa_code_object_reader_destroy_fn = fake_reader_destroy;
     t->hsa_executable_load_agent_code_object_fn = fake_load;
+    t->hsa_executable_destroy_fn = fake_executable_destroy;
     return t;
   }();
   return *table;
@@ -1127,6 +1129,132 @@ void scenario_bench(const std::string &which) {
                 rewriter_calls() - calls_before);
   }
 }
+
+// ---- soak: memory that stays bounded over long processes --------------------------
+
+// Resident memory (VmRSS) and the bytes malloc has handed out and not got back
+// (mallinfo2: every heap allocation of the tool, the rewriter and the stand-in).
+size_t resident_bytes() {
+  long pages = 0, resident = 0;
+  if (FILE *f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return size_t(resident) * size_t(sysconf(_SC_PAGESIZE));
+}
+size_t heap_in_use() { return mallinfo2().uordblks; }
+
+struct Sample {
+  size_t rss, heap;
+};
+Sample sample() { return Sample{resident_bytes(), heap_in_use()}; }
+
+// Runs `cycle(i)` for i in [0, warmup + cycles) and reports the memory at the
+// end of the warm-up and at the end, with heap bytes kept per cycle. Fails when
+// either grows by more than `bound` bytes per cycle (generous: the leak this
+// guards against kept a whole rewritten object, kilobytes, per cycle).
+void soak(const char *what, int warmup, int cycles, double bound, const std::function<void(int)> &cycle) {
+  for (int i = 0; i < warmup; ++i) cycle(i);
+  Sample start = sample();
+  auto t0 = Clock::now();
+  for (int i = warmup; i < warmup + cycles; ++i) cycle(i);
+  double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  Sample end = sample();
+  double heap_per_cycle = (double(end.heap) - double(start.heap)) / cycles;
+  double rss_per_cycle = (double(end.rss) - double(start.rss)) / cycles;
+  std::printf("soak %s: %d cycles after %d warm-up in %.2f s; resident %.1f MiB -> %.1f MiB "
+              "(%+.1f bytes/cycle); heap in use %zu -> %zu bytes: %+.2f bytes retained per cycle\n",
+              what, cycles, warmup, seconds, start.rss / 1048576.0, end.rss / 1048576.0, rss_per_cycle,
+              start.heap, end.heap, heap_per_cycle);
+  if (bound <= 0) return;  // figures only (valgrind: its own allocator)
+  CHECK(heap_per_cycle <= bound, "%s: %.1f heap bytes retained per cycle (bound %.0f)", what, heap_per_cycle,
+        bound);
+  CHECK(rss_per_cycle <= bound, "%s: resident memory grew %.1f bytes per cycle (bound %.0f)", what,
+        rss_per_cycle, bound);
+}
+
+// A distinct code object per cycle: the gfx1250 object with the cycle number
+// in 8 bytes appended after it (the loader checks only what the headers name).
+void stamp(std::vector<uint8_t> &bytes, size_t base, int i) {
+  uint64_t v = uint64_t(i) + 1;
+  std::memcpy(bytes.data() + base, &v, sizeof v);
+}
+
+// `soak [count]`: create / load / destroy reader / destroy executable of
+// distinct objects on an A0 agent, memory readers (count, default 100000) and
+// file readers (count / 10), each one rewritten; then hsa_init/hsa_shut_down
+// cycles with one rewritten load each (count / 100) whose executable is left to
+// hsa_shut_down. Prints resident memory and heap bytes at the start and end,
+// and fails when either grows by more than STANDIN_SOAK_BOUND (default 64)
+// bytes per cycle (16 times that for the init cycles: one leaked session and
+// rewritten object per cycle, what this guards against, is kilobytes).
+void scenario_soak(const std::string &arg) {
+  int count = arg.empty() ? 100000 : std::atoi(arg.c_str());
+  // Bytes per cycle (STANDIN_SOAK_BOUND; 0: print the figures only).
+  const char *bound_env = std::getenv("STANDIN_SOAK_BOUND");
+  double bound = bound_env ? std::atof(bound_env) : 64;
+  set_record_ranges(true);
+  const Agent *a0 = agent_by_label("gfx1250-A0");
+  CHECK(a0 != nullptr, "an A0 agent");
+  if (a0 == nullptr) return;
+  std::vector<uint8_t> bytes(object("gfx1250"));
+  size_t base = bytes.size();
+  bytes.resize(base + 8);
+  int rewritten = 0, failed = 0;
+  init();
+  auto one = [&](hsa_code_object_reader_t reader, int i) {
+    hsa_executable_t executable{0x100000 + uint64_t(i)};
+    hsa_status_t s = api().hsa_executable_load_agent_code_object_fn(executable, hsa_agent_t{a0->handle}, reader,
+                                                                    nullptr, nullptr);
+    LoadRecord r = last_load();
+    if (s == HSA_STATUS_SUCCESS && r.marked) ++rewritten;
+    if (s != HSA_STATUS_SUCCESS) ++failed;
+    if (api().hsa_code_object_reader_destroy_fn(reader) != HSA_STATUS_SUCCESS) ++failed;
+    if (api().hsa_executable_destroy_fn(executable) != HSA_STATUS_SUCCESS) ++failed;
+  };
+  int warmup = std::max(1, count / 100);
+  soak("memory readers", warmup, count, bound, [&](int i) {
+    stamp(bytes, base, i);
+    hsa_code_object_reader_t reader{};
+    if (api().hsa_code_object_reader_create_from_memory_fn(bytes.data(), bytes.size(), &reader) != 0) ++failed;
+    one(reader, i);
+  });
+  CHECK(rewritten == warmup + count && failed == 0, "memory readers: %d rewritten, %d failures", rewritten,
+        failed);
+
+  std::string path = temp_file(bytes);
+  int fd = open(path.c_str(), O_RDWR);
+  unlink(path.c_str());
+  rewritten = failed = 0;
+  int files = std::max(1, count / 10);
+  soak("file readers", warmup, files, bound, [&](int i) {
+    stamp(bytes, base, i + 10 * count);
+    if (pwrite(fd, bytes.data() + base, 8, off_t(base)) != 8) ++failed;
+    hsa_code_object_reader_t reader{};
+    if (api().hsa_code_object_reader_create_from_file_fn(fd, &reader) != 0) ++failed;
+    one(reader, i);
+  });
+  close(fd);
+  CHECK(rewritten == warmup + files && failed == 0, "file readers: %d rewritten, %d failures", rewritten, failed);
+  shut_down();
+
+  // hsa_init / hsa_shut_down: each instance rewrites one object and leaves its
+  // executable (and a reader) to hsa_shut_down, as many processes do.
+  rewritten = failed = 0;
+  int inits = std::max(1, count / 100);
+  soak("hsa_init/hsa_shut_down", std::max(1, inits / 10), inits, bound * 16, [&](int i) {
+    init();
+    stamp(bytes, base, i + 20 * count);
+    hsa_code_object_reader_t reader{};
+    if (api().hsa_code_object_reader_create_from_memory_fn(bytes.data(), bytes.size(), &reader) != 0) ++failed;
+    hsa_status_t s = api().hsa_executable_load_agent_code_object_fn(hsa_executable_t{7}, hsa_agent_t{a0->handle},
+                                                                    reader, nullptr, nullptr);
+    if (s == HSA_STATUS_SUCCESS && last_load().marked) ++rewritten;
+    shut_down();
+  });
+  CHECK(rewritten == inits + std::max(1, inits / 10) && failed == 0, "init cycles: %d rewritten, %d failures",
+        rewritten, failed);
+}
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -1156,6 +1284,7 @@ int main(int argc, char **argv) {
   else if (s == "demo") scenario_demo();
   else if (s == "native") scenario_native(arg == "partial");
   else if (s == "bench") scenario_bench(arg);
+  else if (s == "soak") scenario_soak(arg);
   else {
     std::fprintf(stderr, "unknown scenario %s\n", s.c_str());
     return 2;

@@ -6,6 +6,7 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -64,12 +65,14 @@ struct Range {
   size_t size;
   uint64_t hash;
   std::shared_ptr<std::vector<uint8_t>> own;  // keeps a file reader's bytes
+  uint64_t executable;                        // the executable that loaded them
 };
 
 std::mutex g_loader_lock;
 std::unordered_map<uint64_t, Reader> g_readers;
 uint64_t g_next_reader = 0x7000;
 std::vector<Range> g_ranges;
+size_t g_ranges_checked = 0;
 std::atomic<bool> g_record_ranges{true};
 thread_local LoadRecord t_last;
 
@@ -178,7 +181,7 @@ hsa_status_t load_agent_code_object(hsa_executable_t executable, hsa_agent_t age
     record.status = HSA_STATUS_SUCCESS;
     // ROCr's loaded code object keeps pointing into these bytes.
     if (g_record_ranges) {
-      Range range{r.ptr, r.size, fnv1a(r.ptr, r.size), r.own};
+      Range range{r.ptr, r.size, fnv1a(r.ptr, r.size), r.own, executable.handle};
       std::lock_guard<std::mutex> lock(g_loader_lock);
       g_ranges.push_back(range);
     }
@@ -186,6 +189,37 @@ hsa_status_t load_agent_code_object(hsa_executable_t executable, hsa_agent_t age
   }
   t_last = record;
   return record.status;
+}
+
+// The loader reads the ranges of the executables selected by `which` a last
+// time (they must be unchanged: under valgrind, also still allocated), then
+// forgets them, as ROCr's loader does when it destroys an executable.
+template <typename Which> void release_ranges(Which which, const char *when) {
+  std::lock_guard<std::mutex> lock(g_loader_lock);
+  size_t bad = 0, checked = 0;
+  auto keep = std::remove_if(g_ranges.begin(), g_ranges.end(), [&](const Range &r) {
+    if (!which(r)) return false;
+    ++checked;
+    if (fnv1a(r.ptr, r.size) != r.hash) ++bad;
+    return true;
+  });
+  g_ranges.erase(keep, g_ranges.end());
+  g_ranges_checked += checked;
+  if (bad != 0) {
+    std::fprintf(stderr, "standin: FAIL: %zu of %zu loaded byte ranges changed %s\n", bad, checked, when);
+    std::_Exit(4);
+  }
+}
+
+// hsa_executable_destroy: the executable's loaded code objects are read a last
+// time and dropped; afterwards ROCr reads none of their bytes.
+hsa_status_t executable_destroy(hsa_executable_t executable) {
+  if (closed()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  if (executable.handle == kFailingExecutable) return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
+  ++g_counters.executable_destroys;
+  release_ranges([&](const Range &r) { return r.executable == executable.handle; },
+                 "when their executable was destroyed");
+  return HSA_STATUS_SUCCESS;
 }
 
 // ---- agent queries -------------------------------------------------------------
@@ -294,6 +328,7 @@ void fill_core(CoreApiTable &core) {
   core.hsa_code_object_reader_create_from_file_fn = create_from_file;
   core.hsa_code_object_reader_destroy_fn = reader_destroy;
   core.hsa_executable_load_agent_code_object_fn = load_agent_code_object;
+  core.hsa_executable_destroy_fn = executable_destroy;
 }
 
 // ROCr's own hotswap tool (Runtime::LoadHotswapTool, rocm-systems #9856): on a
@@ -371,22 +406,15 @@ void close_tools() {
   g_tools.clear();
 }
 
-// At exit: OnUnload (after the tools' static destructors, as in HIP) and
-// CloseTools, then every loaded range is re-read and must be unchanged (ROCr
-// destroys its loader just before CloseTools: reading after it is stricter).
+// At exit: OnUnload (after the tools' static destructors, as in HIP), then the
+// loader is destroyed (every loaded range of the runtime instance re-read: it
+// must be unchanged) and the tools closed. Each final hsa_shut_down does the
+// same; this line counts the ranges of every instance.
 void teardown() {
   shut_down();
-  size_t bad = 0;
-  for (const Range &r : g_ranges)
-    if (fnv1a(r.ptr, r.size) != r.hash) ++bad;
-  if (bad != 0) {
-    std::fprintf(stderr, "standin: FAIL: %zu of %zu loaded byte ranges changed after OnUnload\n",
-                 bad, g_ranges.size());
-    std::_Exit(4);
-  }
   if (std::getenv("STANDIN_QUIET") == nullptr)
     std::printf("standin: loader destroyed after OnUnload: %zu loaded byte ranges re-read, all intact\n",
-                g_ranges.size());
+                g_ranges_checked);
   std::fflush(stdout);
 }
 
@@ -396,6 +424,7 @@ decltype(hsa_code_object_reader_create_from_memory) *const fake_create_from_memo
 decltype(hsa_code_object_reader_create_from_file) *const fake_create_from_file = create_from_file;
 decltype(hsa_code_object_reader_destroy) *const fake_reader_destroy = reader_destroy;
 decltype(hsa_executable_load_agent_code_object) *const fake_load = load_agent_code_object;
+decltype(hsa_executable_destroy) *const fake_executable_destroy = executable_destroy;
 
 void configure_agents() {
   const char *selection = std::getenv("STANDIN_AGENTS");
@@ -473,6 +502,14 @@ void shut_down() {
   }
   // Reset(): the table gets the runtime's own functions and versions back.
   runtime().reset();
+  // Loader::Destroy (Runtime::Unload, after UnloadTools, before CloseTools):
+  // every executable of this instance read a last time and destroyed.
+  release_ranges([](const Range &) { return true; }, "after OnUnload");
+  {
+    // Readers the application did not destroy go with the runtime instance.
+    std::lock_guard<std::mutex> lock(g_loader_lock);
+    g_readers.clear();
+  }
   close_tools();
   --g_refs;  // after Unload, as Runtime::Release does
 }

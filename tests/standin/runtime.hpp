@@ -5,9 +5,11 @@
 //   revision query, a CPU agent without ISAs).
 // - A small in-memory loader: readers from memory or file, destroy, and
 //   hsa_executable_load_agent_code_object, which validates the ELF bounds,
-//   records what it loaded and keeps every loaded byte range. At process exit it
-//   re-reads them all, after OnUnload, as ROCr destroys its loader after
-//   UnloadTools.
+//   records what it loaded and keeps every loaded byte range per executable.
+//   hsa_executable_destroy re-reads the executable's ranges and drops them; the
+//   last hsa_shut_down re-reads all that are left, after OnUnload, as ROCr
+//   destroys its loader after UnloadTools (the ranges of each runtime instance
+//   must stay intact until then, and only until then).
 // - Tool loading as Runtime::LoadTools: HSA_TOOLS_LIB parsed (spaces, quotes,
 //   backslash), dlopen(RTLD_LAZY), OnLoad(table, root major_id, count and names
 //   of the earlier tools of this hsa_init whose OnLoad returned false); OnUnload
@@ -71,6 +73,7 @@ extern decltype(hsa_code_object_reader_create_from_memory) *const fake_create_fr
 extern decltype(hsa_code_object_reader_create_from_file) *const fake_create_from_file;
 extern decltype(hsa_code_object_reader_destroy) *const fake_reader_destroy;
 extern decltype(hsa_executable_load_agent_code_object) *const fake_load;
+extern decltype(hsa_executable_destroy) *const fake_executable_destroy;
 
 // An executable handle whose loads fail with HSA_STATUS_ERROR_INVALID_EXECUTABLE.
 constexpr uint64_t kFailingExecutable = 0xBAD;
@@ -91,6 +94,7 @@ struct Counters {
   std::atomic<uint64_t> loads{0}, creates_memory{0}, creates_file{0}, destroys{0};
   std::atomic<uint64_t> agent_queries{0}, forbidden_calls{0};
   std::atomic<uint64_t> live_readers{0};
+  std::atomic<uint64_t> executable_destroys{0};
 };
 Counters &counters();
 

@@ -18,6 +18,7 @@ static_assert(sizeof(CoreApiTable) >= 1016, "CoreApiTable has at least 125 slots
 int main() {
   PIN(hsa_iterate_agents_fn, 56);
   PIN(hsa_agent_get_info_fn, 64);
+  PIN(hsa_executable_destroy_fn, 688);
   PIN(hsa_agent_iterate_isas_fn, 880);
   PIN(hsa_isa_get_info_alt_fn, 888);
   PIN(hsa_code_object_reader_create_from_file_fn, 936);

@@ -4,7 +4,7 @@
 //!
 //! - `OnLoad` checks `table`, `table->core_`, that `core_->version.minor_id`
 //!   covers every slot the tool reads or writes and that those slots are
-//!   non-null; only then does it write its four hooks. On any failed check it
+//!   non-null; only then does it write its hooks ([`crate::hooks::patches`]). On any failed check it
 //!   returns false with the table byte-for-byte unchanged. Switched off
 //!   (`HSA_HOTSWAP_DISABLE`), or with ROCr's own hotswap hook active, it returns
 //!   true and patches nothing ([`crate::session::on_load`]).
