@@ -423,6 +423,49 @@ mod tests {
     }
 
     #[test]
+    fn the_cache_stays_bounded_and_holds_no_object_alive() {
+        let _counters = crate::testing::exclusive();
+        forget_cache();
+        let d = Decision {
+            source: "test-src-bounded".into(),
+            target: "test-tgt".into(),
+        };
+        for i in 0..3 * MAX_SETTLED as u64 {
+            let bytes = i.to_le_bytes();
+            let (o, _) = rewrite_once(&bytes, &d, || Ok(Retargeted::Unchanged)).unwrap();
+            assert!(matches!(o, Outcome::Unchanged));
+        }
+        assert!(cache_len() <= MAX_SETTLED + 1, "{} entries", cache_len());
+        // Rewritten objects: the cache answers while one is alive, and forgets
+        // it once it is freed.
+        let changed = || Rewritten::copy_of(b"rewritten").map(Retargeted::Changed);
+        let (o, cached) = rewrite_once(b"object", &d, changed).unwrap();
+        let Outcome::Changed(first) = o else {
+            panic!("changed")
+        };
+        assert!(!cached);
+        let (o, cached) = rewrite_once(b"object", &d, || panic!("cached")).unwrap();
+        assert!(cached && matches!(&o, Outcome::Changed(b) if Arc::ptr_eq(b, &first)));
+        drop((o, first));
+        let (o, cached) = rewrite_once(b"object", &d, changed).unwrap();
+        assert!(
+            !cached && matches!(o, Outcome::Changed(_)),
+            "rewritten again"
+        );
+        for i in 0..1000u64 {
+            let bytes = (i + 1_000_000).to_le_bytes();
+            drop(rewrite_once(&bytes, &d, changed).unwrap());
+        }
+        // Dead entries are swept once the map doubled since the last sweep.
+        assert!(
+            cache_len() <= 2 * (MAX_SETTLED + 1) + 64,
+            "dead entries swept: {}",
+            cache_len()
+        );
+        forget_cache();
+    }
+
+    #[test]
     fn concurrent_requests_rewrite_once() {
         let _counters = crate::testing::exclusive();
         let d = Decision {

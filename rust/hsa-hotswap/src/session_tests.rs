@@ -534,5 +534,9 @@ fn rewritten_bytes_live_while_a_reader_or_executable_holds_them() {
     assert_eq!(runtime.destroy(reader), HSA_STATUS_SUCCESS);
     assert_eq!(load.loaded(), &gfx1250[..], "kept for the executable");
     assert_eq!(runtime.destroy_executable(executable), HSA_STATUS_SUCCESS);
-    assert_eq!(runtime.executables_destroyed(), 1, "this runtime's one destroy");
+    assert_eq!(
+        runtime.executables_destroyed(),
+        1,
+        "this runtime's one destroy"
+    );
 }
