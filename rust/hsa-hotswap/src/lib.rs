@@ -30,7 +30,8 @@
 //! - [`agents`]: per-agent ISA name, ASIC revision and device type.
 //! - [`policy`]: the gfx1250-A0 gate and upstream's decision table.
 //! - [`readers`]: the bytes behind each code-object reader.
-//! - [`retained`]: buffers kept for the life of the process; the rewrite cache.
+//! - [`retained`]: what the tool keeps while ROCr may read it (per reader and
+//!   per executable); the rewrite cache.
 //! - [`stats`]: process-wide counters (a leaf module).
 //! - `testing` (tests and the `testing` feature only): a fake ROCr runtime
 //!   and rewriter backend that drive the tool through a real table.
