@@ -41,31 +41,34 @@ impl Rocjitsu {
                  so its output could not be released; not using it"
             )
         })?;
-        // SAFETY: shape (b)'s declaration; only (b) exports this name, and it has
-        // one declaration.
-        let with_info: Option<TranslateWithInfoFn> =
-            unsafe { library.function(TRANSLATE_WITH_INFO_SYMBOL) };
-        let (entry, probe) = match with_info {
-            Some(translate) => {
-                let entry = Entry::WithInfo(translate);
-                (entry, call(entry, free, GFX1250_PROBE))
-            }
-            None => {
-                // SAFETY: the plain symbol is shape (a) or (c); calling it with (c)'s
-                // seven arguments is sound for both on x86-64 System V (module
-                // documentation); nothing else is assumed about it here.
-                let seven: TranslateWithCallbackFn = unsafe { library.function(TRANSLATE_SYMBOL) }
-                    .ok_or_else(|| format!("{name}: rj_gfx1250_b0_to_a0_translate vanished"))?;
-                let mut probe = call(Entry::WithCallback(seven), free, GFX1250_PROBE);
-                if probe.info == Some(SENTINEL) {
-                    probe.info = None; // shape (a) has no info
-                                       // SAFETY: the probe showed shape (a): it left `info` untouched, which
-                                       // shape (c) never does; this is (a)'s declaration.
+        // SAFETY: the plain symbol is the seven-argument shape (c) in the current
+        // export map, or a four-argument function in older ones ((a), or (b)'s
+        // wrapper); calling it with (c)'s seven arguments is sound for every one
+        // of them on x86-64 System V (module documentation); nothing else is
+        // assumed about it here.
+        let seven: TranslateWithCallbackFn = unsafe { library.function(TRANSLATE_SYMBOL) }
+            .ok_or_else(|| format!("{name}: rj_gfx1250_b0_to_a0_translate vanished"))?;
+        let mut probe = call(Entry::WithCallback(seven), free, GFX1250_PROBE);
+        let entry = if probe.info != Some(SENTINEL) {
+            // Shape (c) answered, whether or not the map also still exports
+            // `_with_info`: the current entry point, with diagnostics.
+            Entry::WithCallback(seven)
+        } else {
+            // A four-argument plain symbol: it left `info` untouched, which shape
+            // (c) never does. Its probe has no translation info.
+            probe.info = None;
+            // SAFETY: `_with_info` has one declaration, (b)'s five arguments, in
+            // every export map that names it.
+            let with_info: Option<TranslateWithInfoFn> =
+                unsafe { library.function(TRANSLATE_WITH_INFO_SYMBOL) };
+            match with_info {
+                Some(translate) => Entry::WithInfo(translate),
+                None => {
+                    // SAFETY: the probe showed a four-argument function and no
+                    // `_with_info` is exported: shape (a)'s declaration.
                     let four: TranslateFn = unsafe { library.function(TRANSLATE_SYMBOL) }
                         .ok_or_else(|| format!("{name}: rj_gfx1250_b0_to_a0_translate vanished"))?;
-                    (Entry::Plain(four), probe)
-                } else {
-                    (Entry::WithCallback(seven), probe)
+                    Entry::Plain(four)
                 }
             }
         };

@@ -2,7 +2,7 @@
 //! `librocjitsu_gfx1250_b0_to_a0.so.0` (`rj_gfx1250_b0_to_a0_translate`, its
 //! output released with `rj_gfx1250_b0_to_a0_free`).
 //!
-//! # Three API shapes under one symbol name
+//! # Three API shapes under one symbol name, two export maps
 //!
 //! - (a) `rj_status_t rj_gfx1250_b0_to_a0_translate(const void *source, size_t
 //!   source_size, uint8_t **translated, size_t *translated_size)`;
@@ -12,23 +12,32 @@
 //! - (c) `rj_gfx1250_b0_to_a0_translate(…, info, diagnostic_callback,
 //!   user_data)`: seven arguments, `_with_info` gone from the header.
 //!
+//! The library's version script (`rocjitsu_gfx1250_b0_to_a0.map`) has differed
+//! between versions: the current one exports `rj_gfx1250_b0_to_a0_translate`,
+//! `rj_gfx1250_b0_to_a0_free` and C++ diagnostics symbols; an older one
+//! (rocm-systems @04b2f12a) also exports `rj_gfx1250_b0_to_a0_translate_with_info`.
+//! So `_with_info` being exported does not say the plain symbol has four
+//! arguments: a seven-argument `_translate` is expected with or without it.
+//!
 //! The symbol `rj_gfx1250_b0_to_a0_free` (`free()`, NULL accepted) is the same in
 //! every shape and is required: a library without it is refused, since its
 //! output could not be released.
 //!
 //! # How the shape is told apart
 //!
-//! Once, in [`Rocjitsu::from_library`]:
-//! - `rj_gfx1250_b0_to_a0_translate_with_info` exported: shape (b); it is called
-//!   with its own five-argument declaration, which no shape contradicts.
-//! - Otherwise the plain symbol is (a) or (c): same name, no symbol version,
-//!   different arity, which `dlsym` cannot see. One probe translation of
-//!   [`hotswap_code_object::GFX1250_PROBE`] calls it with the seven-argument
-//!   shape (c), with the `info` struct pre-filled with a sentinel. Shape (c)
-//!   clears `info` before it validates its arguments (and, the arguments being
-//!   valid, sets the FNV-1a-64 source id), so a changed `info` says (c) answered;
-//!   an untouched sentinel says (a) did. From then on each shape is called with
-//!   its own declaration.
+//! Once, in [`Rocjitsu::from_library`], whatever the export map: the plain
+//! symbol is (c), or four-argument ((a), or (b)'s wrapper): same name, no symbol
+//! version, different arity, which `dlsym` cannot see. One probe translation of
+//! [`hotswap_code_object::GFX1250_PROBE`] calls it with the seven-argument shape
+//! (c), with the `info` struct pre-filled with a sentinel. Shape (c) clears
+//! `info` before it validates its arguments (and, the arguments being valid,
+//! sets the FNV-1a-64 source id), so a changed `info` says (c) answered: it is
+//! used, with its diagnostics, even where `_with_info` is still exported. An
+//! untouched sentinel says a four-argument function did: then
+//! `rj_gfx1250_b0_to_a0_translate_with_info`, if exported, is shape (b) and is
+//! called with its own five-argument declaration (the only one it has ever had);
+//! otherwise the plain symbol is (a). From then on each shape is called with its
+//! own declaration.
 //!
 //! Calling a four-argument (a) with seven arguments is sound only because of
 //! the x86-64 System V calling convention: the first six integer arguments
