@@ -1,7 +1,7 @@
 /* A test double for rocjitsu's gfx1250 B0->A0 translator library
  * (librocjitsu_gfx1250_b0_to_a0.so.0), with the documented declarations of
- * test_rocjitsu.h. Built once per API shape (TEST_ROCJITSU_SHAPE_A, _B, _C; see
- * the header) and mode (TEST_ROCJITSU_MODE_*), each library in its own directory
+ * test_rocjitsu.h. Built once per API shape and export map (TEST_ROCJITSU_SHAPE_A,
+ * _B, _C, _CW; see the header) and mode (TEST_ROCJITSU_MODE_*), each library in its own directory
  * under its real SONAME, so a test can point HSA_HOTSWAP_REWRITER at it or put
  * its directory on LD_LIBRARY_PATH.
  *
@@ -66,7 +66,7 @@
 
 #if !defined(TEST_ROCJITSU_SHAPE_A) && !defined(TEST_ROCJITSU_SHAPE_B) && \
     !defined(TEST_ROCJITSU_SHAPE_C)
-#error "define TEST_ROCJITSU_SHAPE_A, _B or _C"
+#error "define TEST_ROCJITSU_SHAPE_A, _B, _C or _CW"
 #endif
 
 typedef rj_gfx1250_b0_to_a0_translation_info_t info_t;
@@ -335,7 +335,24 @@ EXPORT rj_status_t rj_gfx1250_b0_to_a0_translate(const void *source_elf, size_t 
                    NULL);
 }
 
-#else /* TEST_ROCJITSU_SHAPE_C */
+#else /* TEST_ROCJITSU_SHAPE_C, _CW */
+
+#if defined(TEST_ROCJITSU_SHAPE_CW)
+/* The map still names _with_info: the five-argument entry beside the
+ * seven-argument translate. */
+EXPORT rj_status_t rj_gfx1250_b0_to_a0_translate_with_info(
+    const void *source_elf, size_t source_size, uint8_t **translated_elf, size_t *translated_size,
+    rj_gfx1250_b0_to_a0_translation_info_t *info) {
+  count_call(true, info == NULL, false);
+  return translate(source_elf, source_size, translated_elf, translated_size, true, info, NULL,
+                   NULL);
+}
+#else
+/* The current map's C++ diagnostics entry (rocjitsu::emit_gfx1250_b0_to_a0_diagnostics),
+ * under its mangled name; exported only to show the tool ignores it. */
+EXPORT void emit_diagnostics(void) __asm__("_ZN8rocjitsu33emit_gfx1250_b0_to_a0_diagnosticsEv");
+EXPORT void emit_diagnostics(void) {}
+#endif
 
 EXPORT rj_status_t rj_gfx1250_b0_to_a0_translate(
     const void *source_elf, size_t source_size, uint8_t **translated_elf, size_t *translated_size,

@@ -12,12 +12,24 @@
  *   (c) the current API: translate with seven arguments (info, an optional
  *       synchronous diagnostic callback and its user data); no _with_info.
  *
+ *
+ * TEST_ROCJITSU_SHAPE_CW is shape (c) whose library also still exports the
+ * five-argument translate_with_info, as one version of the real export map does
+ * (rocm-systems @04b2f12a names it; the current map does not).
+ *
  * rj_gfx1250_b0_to_a0_free is the same in every shape. */
 #ifndef HOTSWAP_TEST_ROCJITSU_H
 #define HOTSWAP_TEST_ROCJITSU_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#if defined(TEST_ROCJITSU_SHAPE_CW)
+#define TEST_ROCJITSU_SHAPE_C
+#define TEST_ROCJITSU_EXPORTS_WITH_INFO
+#elif defined(TEST_ROCJITSU_SHAPE_B)
+#define TEST_ROCJITSU_EXPORTS_WITH_INFO
+#endif
 
 /* rj_status_t: the result of every rocjitsu call. */
 typedef enum rj_status {
@@ -62,7 +74,7 @@ typedef void (*rj_gfx1250_b0_to_a0_diagnostic_callback_t)(
 rj_status_t rj_gfx1250_b0_to_a0_translate(const void *source_elf, size_t source_size,
                                           uint8_t **translated_elf, size_t *translated_size);
 #endif
-#if defined(TEST_ROCJITSU_SHAPE_B)
+#if defined(TEST_ROCJITSU_EXPORTS_WITH_INFO)
 rj_status_t rj_gfx1250_b0_to_a0_translate_with_info(const void *source_elf, size_t source_size,
                                                     uint8_t **translated_elf,
                                                     size_t *translated_size,

@@ -119,6 +119,8 @@ pub struct Load {
     pub from_file: bool,
     /// The bytes carry [`FakeBackend::marker`].
     pub marked: bool,
+    /// The bytes carry [`FakeRocrHook::marker`] (ROCr's hook translated them).
+    pub hook_marked: bool,
 }
 
 impl Load {
@@ -356,6 +358,7 @@ unsafe extern "C" fn load(
         bytes: (bytes.as_ptr() as usize, bytes.len()),
         from_file,
         marked: has_marker(bytes),
+        hook_marked: hook_translated(bytes),
     };
     s.loads.push(record);
     status
@@ -619,6 +622,7 @@ impl Drop for FakeRuntime {
     fn drop(&mut self) {
         crate::tool::OnUnload();
         rewriter::testing_override::clear();
+        crate::coexist::testing::clear();
         crate::retained::forget_cache();
         crate::fault::disarm_all();
     }
@@ -716,4 +720,120 @@ pub fn code_object_with_flags(flags: u32) -> Vec<u8> {
     let mut bytes = hotswap_code_object::GFX1250_PROBE.to_vec();
     bytes[48..52].copy_from_slice(&flags.to_le_bytes());
     bytes
+}
+
+/// The marker a [`FakeRocrHook`] writes into what it translates (not
+/// [`FakeBackend::marker`], so a load shows which tool translated it).
+const HOOK_MARKER: &[u8; 7] = b"ROCRHK!";
+static HOOK_TRANSLATIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// A fake of ROCr's own hotswap hook, `libhsa_hotswap_rocjitsu.so`, in the load
+/// slot of a [`FakeRuntime`]: it decides every load by the hook's own rule
+/// ([`crate::coexist::hook_load`], the one the C++ stand-in's double follows),
+/// loads a translated copy (carrying its own marker) or an unchanged copy
+/// through the runtime's functions, and counts translations. Its address counts
+/// as the hook library's ([`crate::coexist::testing`]) while the runtime lives.
+#[derive(Debug)]
+pub struct FakeRocrHook;
+
+impl FakeRocrHook {
+    /// Installs the hook in `core` as ROCr does before `OnLoad` of any
+    /// `HSA_TOOLS_LIB` tool (for [`FakeRuntime::start_with`]'s `edit`).
+    pub fn install_before_tools(core: &mut CoreApiTable) {
+        let hook = fake_hook_load as *const () as usize;
+        core.slots[(LOAD_AGENT_CODE_OBJECT.offset - std::mem::size_of::<ApiTableVersion>()) / 8] =
+            hook;
+        crate::coexist::testing::install(&[hook]);
+        HOOK_TRANSLATIONS.store(0, Ordering::SeqCst);
+    }
+
+    /// The hook library loaded after the tool (named later in `HSA_TOOLS_LIB`),
+    /// its functions not in the table.
+    pub fn load_after_tools() {
+        crate::coexist::testing::install(&[]);
+        HOOK_TRANSLATIONS.store(0, Ordering::SeqCst);
+    }
+
+    /// Translations so far.
+    pub fn translations() -> usize {
+        HOOK_TRANSLATIONS.load(Ordering::SeqCst)
+    }
+
+    /// The marker in what the hook translated.
+    pub fn marker() -> &'static [u8; 7] {
+        HOOK_MARKER
+    }
+}
+
+/// True when `bytes` carry the fake hook's marker.
+pub fn hook_translated(bytes: &[u8]) -> bool {
+    bytes.get(9..16) == Some(&HOOK_MARKER[..])
+}
+
+unsafe extern "C" fn fake_hook_load(
+    executable: hsa_executable_t,
+    agent_handle: hsa_agent_t,
+    reader: hsa_code_object_reader_t,
+    options: *const c_char,
+    loaded: *mut hsa_loaded_code_object_t,
+) -> hsa_status_t {
+    use crate::coexist::{hook_load, HookLoad};
+    let Some(a) = agent(agent_handle.handle) else {
+        return HSA_STATUS_ERROR;
+    };
+    let action = if a.gpu {
+        let isa = a.isa.clone();
+        // The object's MACH, from the bytes the reader holds (the real hook keeps
+        // a copy made when the reader was created).
+        let bytes: Option<Vec<u8>> = with_state(|s| match s.readers.get(&reader.handle) {
+            Some(FakeReader::Memory(addr, len)) => {
+                // SAFETY: the application keeps a memory reader's bytes alive.
+                let bytes = unsafe { std::slice::from_raw_parts(*addr as *const u8, *len) };
+                Some(bytes.to_vec())
+            }
+            Some(FakeReader::File(bytes)) => Some(bytes.to_vec()),
+            None => None,
+        });
+        let Some(bytes) = bytes else {
+            return 0x1021; // HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER
+        };
+        let mach = bytes
+            .get(48..52)
+            .map_or(0, |f| u32::from_le_bytes([f[0], f[1], f[2], f[3]]) & 0xff);
+        match hook_load(&isa, a.revision, mach) {
+            HookLoad::PassesThrough => None,
+            HookLoad::InvalidAgent => return 0x1004, // HSA_STATUS_ERROR_INVALID_AGENT
+            HookLoad::LoadsCopyUnchanged => Some(bytes),
+            HookLoad::Translates => {
+                HOOK_TRANSLATIONS.fetch_add(1, Ordering::SeqCst);
+                let mut copy = bytes;
+                if let Some(pad) = copy.get_mut(9..16) {
+                    pad.copy_from_slice(HOOK_MARKER);
+                }
+                Some(copy)
+            }
+        }
+    } else {
+        None
+    };
+    match action {
+        // SAFETY: the caller's arguments, to the runtime's own load.
+        None => unsafe { load(executable, agent_handle, reader, options, loaded) },
+        Some(bytes) => {
+            // Kept for the process like the hook's per-executable retention.
+            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+            let mut own = hsa_code_object_reader_t { handle: 0 };
+            // SAFETY: 'static bytes and a valid out-pointer.
+            let status =
+                unsafe { create_from_memory(bytes.as_ptr().cast(), bytes.len(), &mut own) };
+            if status != HSA_STATUS_SUCCESS {
+                return status;
+            }
+            // SAFETY: our own reader, the caller's other arguments.
+            let status = unsafe { load(executable, agent_handle, own, options, loaded) };
+            // SAFETY: our own reader.
+            unsafe { reader_destroy(own) };
+            status
+        }
+    }
 }

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use hsa_hotswap::coexist::ROCR_HOOK_LIBRARY;
 use hsa_hotswap::config::{self, Config};
 use hsa_hotswap::policy::{self, AgentTarget};
+use hsa_hotswap::rewriter::BackendKind;
 use hsa_hotswap::tools_lib::{self, ToolNames};
 use hsa_hotswap::version::HOTSWAP_TOOL_LIBRARY_NAME;
 use serde::Serialize;
@@ -395,12 +396,13 @@ pub fn diagnose(env: &dyn Fn(&str) -> Option<String>) -> Report {
     let comgr = comgr(tool_dynamic.as_ref(), library.as_ref(), &app_search);
     let candidates: Vec<Candidate> = hsa_hotswap::rewriter::candidates(&config)
         .into_iter()
-        .map(|(name, result)| {
+        .map(|candidate| {
+            let name = candidate.name;
             // Inside an application the tool looks for the translator next to the
             // ROCr loaded there; this process has no ROCr loaded, so look next to
             // the one the loader finds.
-            let result = match (name, result, &rocr.library) {
-                ("rocjitsu translator", Err(why), Some(l)) => rocjitsu_next_to(&l.real_path)
+            let result = match (candidate.kind, candidate.result, &rocr.library) {
+                (Some(BackendKind::Rocjitsu), Err(why), Some(l)) => rocjitsu_next_to(&l.real_path)
                     .unwrap_or_else(|| {
                         let dir = Path::new(&l.real_path).parent().unwrap_or(Path::new("/"));
                         Err(format!(

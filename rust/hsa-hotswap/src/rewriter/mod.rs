@@ -10,10 +10,15 @@
 //! - [`native`]: the Rust rewriter of `hotswap_code_object::rewrite` (same-size
 //!   fixes only; objects that need code growth are refused).
 //!
+//! The backends, their order, detection, probing and description are one list,
+//! [`registry::REGISTRY`]; [`select`], [`candidates`] and `hotswap doctor` read
+//! it. A new backend is a module and one registry entry.
+//!
 //! Choice ([`select`], once per process, from [`Config::process`]):
 //! `HSA_HOTSWAP_REWRITER=native` is the native rewriter; set to an absolute
-//! path it loads that library and uses whichever ABI it exports (COMGR-ABI or
-//! the rocjitsu translator; anything else is "no rewriter"); unset, the linked
+//! path it loads that library and uses the first registered backend whose ABI
+//! it exports (COMGR-ABI, then the rocjitsu translator; anything else is "no
+//! rewriter"); unset, the first usable backend in registry order: the linked
 //! COMGR's rewriter if it works, else the rocjitsu translator found the way
 //! ROCr finds its hook (next to ROCr, then by library name), else the native
 //! rewriter. The reason a candidate was not used is logged.
@@ -30,6 +35,7 @@
 
 pub mod comgr_abi;
 pub mod native;
+pub mod registry;
 pub mod rocjitsu;
 
 use std::ptr::NonNull;
@@ -111,7 +117,7 @@ impl Request<'_> {
     }
 }
 
-/// Which ABI a backend speaks.
+/// Which backend this is: the key of [`registry::REGISTRY`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendKind {
     /// `amd_comgr_hotswap_rewrite` (data-object ABI).
@@ -125,7 +131,7 @@ pub enum BackendKind {
 /// A rewriter. Implementations never modify the input and return new bytes in
 /// a `malloc` buffer; [`retarget`] checks the output.
 pub trait Backend: Send + Sync + std::fmt::Debug {
-    /// The ABI.
+    /// Which registered backend this is.
     fn kind(&self) -> BackendKind;
     /// For log lines: the ABI and the library.
     fn describe(&self) -> &str;
@@ -260,7 +266,7 @@ pub enum Retargeted {
 /// the reasons nothing is usable.
 pub fn select(config: &Config) -> Result<Box<dyn Backend>, String> {
     match config.rewriter.as_deref() {
-        Some(REWRITER_NATIVE) => Ok(Box::new(native::Native::from_config(config))),
+        Some(REWRITER_NATIVE) => (registry::entry(BackendKind::Native).find)(config),
         Some(path) if path.starts_with('/') => from_path(path),
         Some(other) => Err(format!(
             "{HSA_HOTSWAP_REWRITER}={other:?} is neither {REWRITER_NATIVE:?} nor an absolute path"
@@ -269,67 +275,94 @@ pub fn select(config: &Config) -> Result<Box<dyn Backend>, String> {
     }
 }
 
-/// Every backend [`select`] considers for `config`, in its order: a name and
-/// either the backend's description (usable) or why it is not. [`select`] uses
-/// the first usable one. For diagnostics (`hotswap doctor`): loads and probes
-/// exactly as [`select`] does.
-pub fn candidates(config: &Config) -> Vec<(&'static str, Result<String, String>)> {
-    let usable = |b: Box<dyn Backend>| b.describe().to_owned();
-    if config.rewriter.is_some() {
-        return vec![(HSA_HOTSWAP_REWRITER, select(config).map(usable))];
-    }
-    let comgr = crate::comgr::open_linked_comgr()
-        .map_err(|e| format!("cannot load the linked COMGR: {e}"))
-        .and_then(|library| comgr_abi::ComgrAbi::from_library(&library))
-        .map(|b| usable(Box::new(b)));
-    let rocjitsu = rocjitsu::find().map(|b| usable(Box::new(b)));
-    let native = Ok(usable(Box::new(native::Native::from_config(config))));
-    vec![
-        ("linked COMGR", comgr),
-        ("rocjitsu translator", rocjitsu),
-        ("native rewriter", native),
-    ]
+/// One backend [`candidates`] reports.
+#[derive(Debug)]
+pub struct Candidate {
+    /// The registry's name of the backend, or `HSA_HOTSWAP_REWRITER` when that
+    /// variable chooses.
+    pub name: &'static str,
+    /// The backend this is (for `HSA_HOTSWAP_REWRITER`: the one its library
+    /// turned out to be; `None` when it is not usable).
+    pub kind: Option<BackendKind>,
+    /// The backend's description (usable) or why it is not.
+    pub result: Result<String, String>,
 }
 
-/// The backend of the library at `path`, by the ABI it exports.
+/// Every backend [`select`] considers for `config`, in its order
+/// ([`registry::REGISTRY`]); [`select`] uses the first usable one. For
+/// diagnostics (`hotswap doctor`): loads and probes exactly as [`select`] does.
+pub fn candidates(config: &Config) -> Vec<Candidate> {
+    if config.rewriter.is_some() {
+        let backend = select(config);
+        return vec![Candidate {
+            name: HSA_HOTSWAP_REWRITER,
+            kind: backend.as_ref().ok().map(|b| b.kind()),
+            result: backend.map(|b| b.describe().to_owned()),
+        }];
+    }
+    registry::REGISTRY
+        .iter()
+        .map(|r| {
+            let backend = (r.find)(config);
+            Candidate {
+                name: r.name,
+                kind: Some(r.kind),
+                result: backend.map(|b| b.describe().to_owned()),
+            }
+        })
+        .collect()
+}
+
+/// The backend of the library at `path`: the first registered backend whose ABI
+/// it exports.
 fn from_path(path: &str) -> Result<Box<dyn Backend>, String> {
     let library = Library::open(path)
         .map_err(|e| format!("cannot load {HSA_HOTSWAP_REWRITER}={path}: {e}"))?;
-    if rocjitsu::exports_translate(&library) {
-        return Ok(Box::new(rocjitsu::Rocjitsu::from_library(library)?));
+    let by_path = || registry::REGISTRY.iter().filter_map(|r| r.by_path.as_ref());
+    match by_path().find(|p| (p.exports)(&library)) {
+        Some(p) => (p.open)(library),
+        None => Err(format!(
+            "{HSA_HOTSWAP_REWRITER}={path} exports neither {}",
+            by_path()
+                .map(|p| p.symbol)
+                .collect::<Vec<_>>()
+                .join(" nor ")
+        )),
     }
-    if comgr_abi::exports_rewrite(&library) {
-        return Ok(Box::new(comgr_abi::ComgrAbi::from_library(&library)?));
-    }
-    Err(format!(
-        "{HSA_HOTSWAP_REWRITER}={path} exports neither amd_comgr_hotswap_rewrite (COMGR ABI) nor \
-         rj_gfx1250_b0_to_a0_translate (rocjitsu translator)"
-    ))
 }
 
-/// Without `HSA_HOTSWAP_REWRITER`: the linked COMGR's rewriter, else the
-/// rocjitsu translator, else the native rewriter.
+/// Without `HSA_HOTSWAP_REWRITER`: the first usable backend of the registry
+/// (the linked COMGR's rewriter, else the rocjitsu translator, else the native
+/// rewriter), with the reasons the earlier ones were not used logged.
 fn automatic(config: &Config) -> Result<Box<dyn Backend>, String> {
+    let mut passed: Vec<&str> = Vec::new();
     let mut reasons = Vec::new();
-    match crate::comgr::open_linked_comgr() {
-        Ok(library) => match comgr_abi::ComgrAbi::from_library(&library) {
-            Ok(backend) => return Ok(Box::new(backend)),
-            Err(reason) => reasons.push(reason),
-        },
-        Err(e) => reasons.push(format!("cannot load the linked COMGR: {e}")),
-    }
-    match rocjitsu::find() {
-        Ok(backend) => {
-            log::info!("not using the linked COMGR: {}", reasons.join("; "));
-            return Ok(Box::new(backend));
+    for (i, r) in registry::REGISTRY.iter().enumerate() {
+        match (r.find)(config) {
+            Ok(backend) => {
+                if i + 1 == registry::REGISTRY.len() && !passed.is_empty() {
+                    log::info!(
+                        "no {} usable ({}): using the {}",
+                        passed.join(" or "),
+                        reasons.join("; "),
+                        r.name
+                    );
+                } else if !passed.is_empty() {
+                    log::info!(
+                        "not using the {}: {}",
+                        passed.join(" or "),
+                        reasons.join("; ")
+                    );
+                }
+                return Ok(backend);
+            }
+            Err(reason) => {
+                passed.push(r.name);
+                reasons.push(reason);
+            }
         }
-        Err(reason) => reasons.push(reason),
     }
-    log::info!(
-        "no COMGR or rocjitsu rewriter ({}): using the native rewriter",
-        reasons.join("; ")
-    );
-    Ok(Box::new(native::Native::from_config(config)))
+    Err(reasons.join("; "))
 }
 
 /// The one resolution of the process: `None` until resolved.
@@ -378,7 +411,11 @@ pub fn backend() -> Option<&'static dyn Backend> {
     let guard = ResolvingGuard;
     let resolved: Option<&'static dyn Backend> = match select(Config::process()) {
         Ok(backend) => {
-            log::info!("rewriter: {}", backend.describe());
+            log::info!(
+                "rewriter: {} ({})",
+                backend.describe(),
+                registry::entry(backend.kind()).name
+            );
             Some(Box::leak(backend))
         }
         Err(reason) => {

@@ -1,0 +1,134 @@
+//! The one list of rewriter backends: their order, how each is found and
+//! probed without `HSA_HOTSWAP_REWRITER`, how each is recognised in a library
+//! `HSA_HOTSWAP_REWRITER` names, and how each is described. [`super::select`],
+//! [`super::candidates`] and `hotswap doctor` all read [`REGISTRY`]; adding a
+//! backend is one entry here (and its module).
+
+use super::{comgr_abi, native, rocjitsu, Backend, BackendKind};
+use crate::config::Config;
+use crate::dl::Library;
+
+/// One backend of the registry.
+#[derive(Debug)]
+pub struct Registered {
+    /// The backend's key (what [`Backend::kind`] returns for it).
+    pub kind: BackendKind,
+    /// Its name in log lines and `hotswap doctor`.
+    pub name: &'static str,
+    /// What it is, in one line.
+    pub summary: &'static str,
+    /// Finds and probes it as the tool does without `HSA_HOTSWAP_REWRITER`;
+    /// `Err` says why it is not usable.
+    pub find: fn(&Config) -> Result<Box<dyn Backend>, String>,
+    /// For a library `HSA_HOTSWAP_REWRITER` names: whether it exports this
+    /// backend's ABI, and the backend over it. `None`: not loaded from a path.
+    pub by_path: Option<ByPath>,
+}
+
+/// How a backend is recognised in, and made from, a library named by path.
+#[derive(Debug)]
+pub struct ByPath {
+    /// The library exports this ABI.
+    pub exports: fn(&Library) -> bool,
+    /// The symbols looked for, for the reason when no backend matches.
+    pub symbol: &'static str,
+    /// The backend over the library (vetted and probed).
+    pub open: fn(Library) -> Result<Box<dyn Backend>, String>,
+}
+
+fn find_linked_comgr(_: &Config) -> Result<Box<dyn Backend>, String> {
+    let library = crate::comgr::open_linked_comgr()
+        .map_err(|e| format!("cannot load the linked COMGR: {e}"))?;
+    Ok(Box::new(comgr_abi::ComgrAbi::from_library(&library)?))
+}
+
+fn comgr_from_library(library: Library) -> Result<Box<dyn Backend>, String> {
+    Ok(Box::new(comgr_abi::ComgrAbi::from_library(&library)?))
+}
+
+fn find_rocjitsu(_: &Config) -> Result<Box<dyn Backend>, String> {
+    Ok(Box::new(rocjitsu::find()?))
+}
+
+fn rocjitsu_from_library(library: Library) -> Result<Box<dyn Backend>, String> {
+    Ok(Box::new(rocjitsu::Rocjitsu::from_library(library)?))
+}
+
+fn find_native(config: &Config) -> Result<Box<dyn Backend>, String> {
+    Ok(Box::new(native::Native::from_config(config)))
+}
+
+/// Every backend, in the order the tool tries them without
+/// `HSA_HOTSWAP_REWRITER` (the first usable one is used). A library named by
+/// path is taken as the first backend, in this order, whose ABI it exports.
+pub static REGISTRY: [Registered; 3] = [
+    Registered {
+        kind: BackendKind::ComgrAbi,
+        name: "linked COMGR",
+        summary: "amd_comgr_hotswap_rewrite, COMGR's data-object ABI (the linked COMGR, \
+                  rocjitsu's COMGR shim)",
+        find: find_linked_comgr,
+        by_path: Some(ByPath {
+            exports: comgr_abi::exports_rewrite,
+            symbol: "amd_comgr_hotswap_rewrite (COMGR ABI)",
+            open: comgr_from_library,
+        }),
+    },
+    Registered {
+        kind: BackendKind::Rocjitsu,
+        name: "rocjitsu translator",
+        summary: "rocjitsu's B0-to-A0 translator, librocjitsu_gfx1250_b0_to_a0.so.0, found \
+                  next to ROCr then by name",
+        find: find_rocjitsu,
+        by_path: Some(ByPath {
+            exports: rocjitsu::exports_translate,
+            symbol: "rj_gfx1250_b0_to_a0_translate (rocjitsu translator)",
+            open: rocjitsu_from_library,
+        }),
+    },
+    Registered {
+        kind: BackendKind::Native,
+        name: "native rewriter",
+        summary: "the built-in rewriter: same-size fixes only",
+        find: find_native,
+        by_path: None,
+    },
+];
+
+/// The registry entry of `kind`.
+pub fn entry(kind: BackendKind) -> &'static Registered {
+    REGISTRY
+        .iter()
+        .find(|r| r.kind == kind)
+        .expect("every BackendKind is registered")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_registered_once() {
+        for kind in [
+            BackendKind::ComgrAbi,
+            BackendKind::Rocjitsu,
+            BackendKind::Native,
+        ] {
+            assert_eq!(REGISTRY.iter().filter(|r| r.kind == kind).count(), 1);
+            assert_eq!(entry(kind).kind, kind);
+        }
+        let names: Vec<_> = REGISTRY.iter().map(|r| r.name).collect();
+        assert_eq!(
+            names,
+            ["linked COMGR", "rocjitsu translator", "native rewriter"]
+        );
+    }
+
+    #[test]
+    fn the_native_rewriter_is_always_found_last() {
+        let last = REGISTRY.last().unwrap();
+        assert_eq!(last.kind, BackendKind::Native);
+        let backend = (last.find)(&Config::default()).unwrap();
+        assert_eq!(backend.kind(), BackendKind::Native);
+    }
+}
