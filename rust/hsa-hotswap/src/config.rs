@@ -194,7 +194,10 @@ mod tests {
     fn the_cache_is_on_unless_switched_off() {
         let with = |value: Option<&'static str>| {
             Config::from_lookup(move |name| {
-                (name == HSA_HOTSWAP_CACHE).then_some(value).flatten().map(str::to_owned)
+                (name == HSA_HOTSWAP_CACHE)
+                    .then_some(value)
+                    .flatten()
+                    .map(str::to_owned)
             })
         };
         assert!(!with(None).cache_off);

@@ -159,7 +159,9 @@ impl Header88 {
         let consistent = match kind {
             Kind::Rewritten => header.output_size > 0 && header.reason_size == 0,
             Kind::Refused => header.output_size == 0 && header.reason_size as usize <= MAX_REASON,
-            Kind::Unchanged | Kind::Unsupported => header.output_size == 0 && header.reason_size == 0,
+            Kind::Unchanged | Kind::Unsupported => {
+                header.output_size == 0 && header.reason_size == 0
+            }
         };
         if !consistent {
             return Err(Invalid::Format);
@@ -258,7 +260,10 @@ mod tests {
     fn round_trips_every_outcome() {
         let out = elf();
         let e = whole(Kind::Rewritten, "", &out);
-        assert_eq!(parse(&e, &KEY, 100), Ok((Kind::Rewritten, String::new(), &out[..])));
+        assert_eq!(
+            parse(&e, &KEY, 100),
+            Ok((Kind::Rewritten, String::new(), &out[..]))
+        );
         for kind in [Kind::Unchanged, Kind::Unsupported] {
             let e = whole(kind, "", &[]);
             assert_eq!(parse(&e, &KEY, 100), Ok((kind, String::new(), &[][..])));
@@ -274,7 +279,11 @@ mod tests {
     fn every_corruption_is_refused() {
         let e = whole(Kind::Rewritten, "", &elf());
         for cut in [0, 10, HEADER_LEN - 1, HEADER_LEN, e.len() - 1] {
-            assert_eq!(parse(&e[..cut], &KEY, 100).unwrap_err(), Invalid::Size, "cut {cut}");
+            assert_eq!(
+                parse(&e[..cut], &KEY, 100).unwrap_err(),
+                Invalid::Size,
+                "cut {cut}"
+            );
         }
         let mut longer = e.clone();
         longer.push(0);

@@ -78,7 +78,10 @@ pub struct Settings {
 /// Parses `4096`, `64K`, `512M`, `4G`, `1T` (powers of 1024, optional `B`/`iB`).
 pub fn parse_size(text: &str) -> Option<u64> {
     let t = text.trim();
-    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(t);
     let (digits, shift) = match t.chars().last()?.to_ascii_uppercase() {
         'K' => (&t[..t.len() - 1], 10),
         'M' => (&t[..t.len() - 1], 20),
@@ -86,7 +89,11 @@ pub fn parse_size(text: &str) -> Option<u64> {
         'T' => (&t[..t.len() - 1], 40),
         _ => (t, 0),
     };
-    digits.trim().parse::<u64>().ok()?.checked_mul(1u64 << shift)
+    digits
+        .trim()
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(1u64 << shift)
 }
 
 impl Settings {
@@ -105,7 +112,9 @@ impl Settings {
         let lock_timeout = match config.cache_lock_timeout.as_deref() {
             None => DEFAULT_LOCK_TIMEOUT,
             Some(text) => match text.trim().parse::<f64>() {
-                Ok(s) if s.is_finite() && (0.0..=86400.0).contains(&s) => Duration::from_secs_f64(s),
+                Ok(s) if s.is_finite() && (0.0..=86400.0).contains(&s) => {
+                    Duration::from_secs_f64(s)
+                }
                 _ => {
                     warnings.push(format!(
                         "{HSA_HOTSWAP_CACHE_LOCK_TIMEOUT}={text:?} is not a number of seconds; using {}",
@@ -121,13 +130,16 @@ impl Settings {
         } else if secure {
             Err("not used in a setuid/setgid process (AT_SECURE)".to_owned())
         } else if let Some(dir) = config.cache_dir.as_deref() {
-            absolute(dir).ok_or_else(|| format!("{HSA_HOTSWAP_CACHE_DIR}={dir:?} is not an absolute path"))
+            absolute(dir)
+                .ok_or_else(|| format!("{HSA_HOTSWAP_CACHE_DIR}={dir:?} is not an absolute path"))
         } else if let Some(xdg) = config.xdg_cache_home.as_deref().and_then(absolute) {
             Ok(xdg.join("hotswap"))
         } else if let Some(home) = config.home.as_deref().and_then(absolute) {
             Ok(home.join(".cache").join("hotswap"))
         } else {
-            Err(format!("no {HSA_HOTSWAP_CACHE_DIR}, XDG_CACHE_HOME or HOME"))
+            Err(format!(
+                "no {HSA_HOTSWAP_CACHE_DIR}, XDG_CACHE_HOME or HOME"
+            ))
         };
         Settings {
             dir,
@@ -291,9 +303,26 @@ impl Store {
     /// Opens (creating `0700` what is missing) and vets the cache of
     /// `settings`; `Err` says why there is no cache.
     pub fn open(settings: &Settings) -> Result<Store, String> {
+        Self::open_with(settings, true)
+    }
+
+    /// Opens and vets the cache of `settings` without creating anything (for
+    /// diagnostics); `Err` says why it is not there or not usable.
+    pub fn open_existing(settings: &Settings) -> Result<Store, String> {
+        Self::open_with(settings, false)
+    }
+
+    fn open_with(settings: &Settings, create: bool) -> Result<Store, String> {
         use std::os::unix::fs::DirBuilderExt;
         let root = settings.dir.clone()?;
-        if let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&root) {
+        if !create && std::fs::symlink_metadata(&root).is_err() {
+            return Err(format!("{} does not exist yet", root.display()));
+        }
+        if let Err(e) = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&root)
+        {
             // A symbolic link or a file there is reported by open_dir below.
             if !root.exists() {
                 return Err(format!("cannot create {}: {e}", root.display()));
@@ -304,6 +333,9 @@ impl Store {
         let mut path = root;
         for sub in ENTRIES_SUBDIR {
             path = path.join(sub);
+            if !create && dir.lstat(sub).is_err() {
+                return Err(format!("{} does not exist yet", path.display()));
+            }
             dir = dir.subdir(sub, 0o700).map_err(|e| match e.raw_os_error() {
                 Some(libc::ELOOP) | Some(libc::ENOTDIR) => {
                     format!("{} is not a directory (a symbolic link?)", path.display())
@@ -493,7 +525,9 @@ impl Store {
             match sys::try_lock(&file) {
                 Ok(true) => return Some(file),
                 Ok(false) if start.elapsed() < self.lock_timeout => {
-                    std::thread::sleep(pause.min(self.lock_timeout.saturating_sub(start.elapsed())));
+                    std::thread::sleep(
+                        pause.min(self.lock_timeout.saturating_sub(start.elapsed())),
+                    );
                     pause = (pause * 2).min(Duration::from_millis(50));
                 }
                 Ok(false) => {

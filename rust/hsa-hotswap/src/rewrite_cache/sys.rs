@@ -103,7 +103,12 @@ impl Dir {
         // SAFETY: a live directory descriptor, a NUL-terminated name; the mode
         // is passed as the variadic argument openat reads with O_CREAT.
         let file = adopt(unsafe {
-            libc::openat(self.file.as_raw_fd(), c.as_ptr(), flags, mode as libc::c_uint)
+            libc::openat(
+                self.file.as_raw_fd(),
+                c.as_ptr(),
+                flags,
+                mode as libc::c_uint,
+            )
         })?;
         Ok(file)
     }

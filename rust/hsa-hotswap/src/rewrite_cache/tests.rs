@@ -9,10 +9,8 @@ use std::sync::atomic::AtomicUsize;
 
 /// A fresh directory under the target's temporary space.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "hotswap-cache-test-{}-{name}",
-        std::process::id()
-    ));
+    let dir =
+        std::env::temp_dir().join(format!("hotswap-cache-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
@@ -113,15 +111,39 @@ fn refusals_and_unchanged_are_cached_failures_are_not() {
         })
     };
     let refused = || Err(RetargetError::Refused("needs growth at f+0x40".into()));
-    assert_eq!(ask(refused, 0).unwrap_err(), RetargetError::Refused("needs growth at f+0x40".into()));
-    assert_eq!(ask(|| panic!("cached"), 0).unwrap_err(), RetargetError::Refused("needs growth at f+0x40".into()));
-    assert!(matches!(ask(|| Ok(Retargeted::Unchanged), 1), Ok(Retargeted::Unchanged)));
-    assert!(matches!(ask(|| panic!("cached"), 1), Ok(Retargeted::Unchanged)));
-    assert_eq!(ask(|| Err(RetargetError::Unsupported), 2).unwrap_err(), RetargetError::Unsupported);
-    assert_eq!(ask(|| panic!("cached"), 2).unwrap_err(), RetargetError::Unsupported);
+    assert_eq!(
+        ask(refused, 0).unwrap_err(),
+        RetargetError::Refused("needs growth at f+0x40".into())
+    );
+    assert_eq!(
+        ask(|| panic!("cached"), 0).unwrap_err(),
+        RetargetError::Refused("needs growth at f+0x40".into())
+    );
+    assert!(matches!(
+        ask(|| Ok(Retargeted::Unchanged), 1),
+        Ok(Retargeted::Unchanged)
+    ));
+    assert!(matches!(
+        ask(|| panic!("cached"), 1),
+        Ok(Retargeted::Unchanged)
+    ));
+    assert_eq!(
+        ask(|| Err(RetargetError::Unsupported), 2).unwrap_err(),
+        RetargetError::Unsupported
+    );
+    assert_eq!(
+        ask(|| panic!("cached"), 2).unwrap_err(),
+        RetargetError::Unsupported
+    );
     // An environmental failure is not kept: the next call asks again.
-    assert_eq!(ask(|| Err(RetargetError::Failed), 3).unwrap_err(), RetargetError::Failed);
-    assert!(matches!(ask(|| Ok(Retargeted::Unchanged), 3), Ok(Retargeted::Unchanged)));
+    assert_eq!(
+        ask(|| Err(RetargetError::Failed), 3).unwrap_err(),
+        RetargetError::Failed
+    );
+    assert!(matches!(
+        ask(|| Ok(Retargeted::Unchanged), 3),
+        Ok(Retargeted::Unchanged)
+    ));
     assert_eq!(calls.load(Ordering::SeqCst), 5);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -142,34 +164,52 @@ fn every_corruption_leads_to_a_fresh_rewrite_with_identical_output() {
         c
     };
     let cases: Vec<(&str, Damage)> = vec![
-        ("truncated", Box::new(|p| {
-            let b = std::fs::read(p).unwrap();
-            std::fs::write(p, &b[..b.len() / 2]).unwrap();
-        })),
+        (
+            "truncated",
+            Box::new(|p| {
+                let b = std::fs::read(p).unwrap();
+                std::fs::write(p, &b[..b.len() / 2]).unwrap();
+            }),
+        ),
         ("empty", Box::new(|p| std::fs::write(p, b"").unwrap())),
-        ("a flipped byte in the output", Box::new(|p| {
-            let mut b = std::fs::read(p).unwrap();
-            let last = b.len() - 1;
-            b[last] ^= 0xff;
-            std::fs::write(p, b).unwrap();
-        })),
-        ("a flipped byte in the header", Box::new(|p| {
-            let mut b = std::fs::read(p).unwrap();
-            b[60] ^= 0x01;
-            std::fs::write(p, b).unwrap();
-        })),
-        ("a symbolic link in its place", Box::new(|p| {
-            let target = p.with_extension("elsewhere");
-            std::fs::rename(p, &target).unwrap();
-            std::os::unix::fs::symlink(&target, p).unwrap();
-        })),
-        ("a directory in its place", Box::new(|p| {
-            std::fs::remove_file(p).unwrap();
-            std::fs::create_dir(p).unwrap();
-        })),
-        ("group-writable", Box::new(|p| {
-            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o660)).unwrap();
-        })),
+        (
+            "a flipped byte in the output",
+            Box::new(|p| {
+                let mut b = std::fs::read(p).unwrap();
+                let last = b.len() - 1;
+                b[last] ^= 0xff;
+                std::fs::write(p, b).unwrap();
+            }),
+        ),
+        (
+            "a flipped byte in the header",
+            Box::new(|p| {
+                let mut b = std::fs::read(p).unwrap();
+                b[60] ^= 0x01;
+                std::fs::write(p, b).unwrap();
+            }),
+        ),
+        (
+            "a symbolic link in its place",
+            Box::new(|p| {
+                let target = p.with_extension("elsewhere");
+                std::fs::rename(p, &target).unwrap();
+                std::os::unix::fs::symlink(&target, p).unwrap();
+            }),
+        ),
+        (
+            "a directory in its place",
+            Box::new(|p| {
+                std::fs::remove_file(p).unwrap();
+                std::fs::create_dir(p).unwrap();
+            }),
+        ),
+        (
+            "group-writable",
+            Box::new(|p| {
+                std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o660)).unwrap();
+            }),
+        ),
     ];
     for (what, damage) in cases {
         std::fs::write(&path, &pristine).ok();
@@ -178,7 +218,10 @@ fn every_corruption_leads_to_a_fresh_rewrite_with_identical_output() {
         let (out, called) = run(&store, &code);
         assert!(called, "{what}: must rewrite afresh");
         assert_eq!(out.unwrap(), good, "{what}: identical output");
-        assert!(COUNTERS.refused.load(Ordering::Relaxed) > refused, "{what}: logged as refused");
+        assert!(
+            COUNTERS.refused.load(Ordering::Relaxed) > refused,
+            "{what}: logged as refused"
+        );
         let (_, called) = run(&store, &code);
         assert!(!called, "{what}: the entry was replaced by a good one");
         let _ = std::fs::remove_file(path.with_extension("elsewhere"));
@@ -189,9 +232,17 @@ fn every_corruption_leads_to_a_fresh_rewrite_with_identical_output() {
     // An entry of another key (two entries swapped).
     let (other_out, _) = run(&store, &other_code);
     let other_out = other_out.unwrap();
-    let names: Vec<PathBuf> = store.list().unwrap().iter().map(|e| store.path().join(&e.name)).collect();
+    let names: Vec<PathBuf> = store
+        .list()
+        .unwrap()
+        .iter()
+        .map(|e| store.path().join(&e.name))
+        .collect();
     assert_eq!(names.len(), 2);
-    let (a, b) = (std::fs::read(&names[0]).unwrap(), std::fs::read(&names[1]).unwrap());
+    let (a, b) = (
+        std::fs::read(&names[0]).unwrap(),
+        std::fs::read(&names[1]).unwrap(),
+    );
     std::fs::write(&names[0], &b).unwrap();
     std::fs::write(&names[1], &a).unwrap();
     let (out, called) = run(&store, &code);
@@ -225,7 +276,10 @@ fn unsafe_directories_mean_no_cache() {
         std::fs::create_dir_all(&d).unwrap();
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode)).unwrap();
         let why = Store::open(&settings(&d)).unwrap_err();
-        assert!(why.contains("writable by group or others"), "{mode:o}: {why}");
+        assert!(
+            why.contains("writable by group or others"),
+            "{mode:o}: {why}"
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
     // Another owner (needs root to make one).
@@ -240,7 +294,10 @@ fn unsafe_directories_mean_no_cache() {
     }
     // Relative, off, AT_SECURE.
     let relative = Config::from_lookup(|n| (n == HSA_HOTSWAP_CACHE_DIR).then(|| "rel".into()));
-    assert!(Settings::from_config(&relative, false).dir.unwrap_err().contains("absolute"));
+    assert!(Settings::from_config(&relative, false)
+        .dir
+        .unwrap_err()
+        .contains("absolute"));
     let off = Config::from_lookup(|n| match n {
         HSA_HOTSWAP_CACHE => Some("off".into()),
         HSA_HOTSWAP_CACHE_DIR => Some("/x".into()),
@@ -248,8 +305,14 @@ fn unsafe_directories_mean_no_cache() {
     });
     assert!(Settings::from_config(&off, false).dir.is_err());
     let home = Config::from_lookup(|n| (n == "HOME").then(|| "/home/u".into()));
-    assert_eq!(Settings::from_config(&home, false).dir, Ok(PathBuf::from("/home/u/.cache/hotswap")));
-    assert!(Settings::from_config(&home, true).dir.unwrap_err().contains("AT_SECURE"));
+    assert_eq!(
+        Settings::from_config(&home, false).dir,
+        Ok(PathBuf::from("/home/u/.cache/hotswap"))
+    );
+    assert!(Settings::from_config(&home, true)
+        .dir
+        .unwrap_err()
+        .contains("AT_SECURE"));
     let xdg = Config::from_lookup(|n| match n {
         "HOME" => Some("/home/u".into()),
         "XDG_CACHE_HOME" => Some("/xdg".into()),
@@ -281,7 +344,10 @@ fn io_errors_mean_a_rewrite_as_without_a_cache() {
         assert_eq!(out.unwrap(), changed(&code).bytes(), "{point}");
         assert!(store.list().unwrap().is_empty(), "{point}: nothing stored");
         let names = store.dir.names().unwrap();
-        assert!(!names.iter().any(|n| n.starts_with(TEMP_PREFIX)), "{point}: {names:?}");
+        assert!(
+            !names.iter().any(|n| n.starts_with(TEMP_PREFIX)),
+            "{point}: {names:?}"
+        );
         testing::clear();
     }
     let (_, called) = run(&store, &code);
@@ -365,7 +431,10 @@ fn least_recently_used_entries_are_evicted() {
     assert_eq!(store.list().unwrap().len(), 2);
     assert!(!run(&store, &variant(0)).1, "recently used entry kept");
     assert!(!run(&store, &variant(2)).1, "new entry kept");
-    assert!(run(&store, &variant(1)).1, "least recently used entry evicted");
+    assert!(
+        run(&store, &variant(1)).1,
+        "least recently used entry evicted"
+    );
     // An entry larger than the bound is never written.
     s.max_bytes = 10;
     let tiny = Store::open(&s).unwrap();
