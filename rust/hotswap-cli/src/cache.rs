@@ -92,17 +92,24 @@ fn kind_name(kind: Option<Kind>) -> &'static str {
     }
 }
 
-/// The settings of a process starting now with `config`.
+/// Where the cache of `config` is, even when it is switched off or this
+/// process is `AT_SECURE` (so that its entries can still be listed and cleared).
 fn settings(config: &Config) -> Settings {
-    Settings::from_config(config, process_is_secure())
+    let located = Config {
+        cache_off: false,
+        ..config.clone()
+    };
+    Settings::from_config(&located, false)
 }
 
 /// The report for `config` (creates nothing).
 pub fn report(config: &Config) -> Report {
     let s = settings(config);
+    // Why a process starting now would not use it (off, AT_SECURE).
+    let off = Settings::from_config(config, process_is_secure()).dir.err();
     let (usable, reason, totals) = match Store::open_existing(&s) {
         Ok(store) => match store.totals() {
-            Ok(t) => (true, None, Some(t)),
+            Ok(t) => (off.is_none(), off, Some(t)),
             Err(e) => (
                 false,
                 Some(format!("cannot list {}: {e}", store.path().display())),
@@ -110,8 +117,10 @@ pub fn report(config: &Config) -> Report {
             ),
         },
         // Not created yet: a process would create it (if it can).
-        Err(why) if s.dir.is_ok() && why.ends_with("does not exist yet") => (true, Some(why), None),
-        Err(why) => (false, Some(why), None),
+        Err(why) if s.dir.is_ok() && why.ends_with("does not exist yet") => {
+            (off.is_none(), Some(off.unwrap_or(why)), None)
+        }
+        Err(why) => (false, Some(off.unwrap_or(why)), None),
     };
     Report {
         dir: s.dir.as_ref().ok().map(|d| d.display().to_string()),
