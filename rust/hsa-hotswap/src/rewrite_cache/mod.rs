@@ -660,7 +660,7 @@ impl Store {
                 e.output_size = h.output_size;
             }
         }
-        entries.sort_by(|a, b| b.last_use.cmp(&a.last_use));
+        entries.sort_by_key(|e| std::cmp::Reverse(e.last_use));
         Ok(entries)
     }
 
