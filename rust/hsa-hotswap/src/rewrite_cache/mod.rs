@@ -461,6 +461,13 @@ impl Store {
                 meta.mode() & 0o7777
             )));
         }
+        if meta.len() > self.max_bytes {
+            // Never written by a cache of this bound: not read into memory either.
+            return Err(Miss::Refused(format!(
+                "{} bytes exceed {HSA_HOTSWAP_CACHE_MAX}",
+                meta.len()
+            )));
+        }
         let mut head = [0u8; HEADER_LEN];
         if meta.len() < HEADER_LEN as u64 {
             return Err(Miss::Refused(Invalid::Size.to_string()));

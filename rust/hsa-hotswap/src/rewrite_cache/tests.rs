@@ -484,3 +484,51 @@ fn sizes_parse() {
     assert_eq!(s.max_bytes, DEFAULT_MAX);
     assert_eq!(s.warnings.len(), 1);
 }
+
+#[test]
+fn backends_name_themselves_persistently() {
+    use crate::rewriter::native::Native;
+    use hotswap_code_object::rewrite::Options;
+    let strict = Native::new(Options::default()).cache_identity().unwrap();
+    let partial = Native::new(Options {
+        allow_partial: true,
+        ..Options::default()
+    })
+    .cache_identity()
+    .unwrap();
+    assert_ne!(strict, partial, "allow_partial changes the output");
+    assert_eq!(
+        strict,
+        Native::new(Options::default()).cache_identity().unwrap()
+    );
+    // A library backend: the file holding one of its functions.
+    let strlen = libc::strlen as *const () as usize;
+    let id = library_identity("COMGR-ABI rewriter x", strlen).unwrap();
+    assert!(
+        id.starts_with("COMGR-ABI rewriter x\0/") && id.contains("libc.so"),
+        "{id:?}"
+    );
+    assert!(library_identity("x", 0).is_none());
+    // The tool's build is named by its file.
+    let version = concat!(env!("CARGO_PKG_VERSION"), "\0/");
+    assert!(
+        key::tool_identity().starts_with(version),
+        "{:?}",
+        key::tool_identity()
+    );
+}
+
+#[test]
+fn an_entry_larger_than_the_bound_is_not_read() {
+    let dir = scratch("oversize");
+    let code = input();
+    let store = Store::open(&settings(&dir)).unwrap();
+    assert!(run(&store, &code).1);
+    let mut s = settings(&dir);
+    s.max_bytes = 100;
+    let small = Store::open(&s).unwrap();
+    let refused = COUNTERS.refused.load(Ordering::Relaxed);
+    assert!(run(&small, &code).1, "rewritten, not read");
+    assert!(COUNTERS.refused.load(Ordering::Relaxed) > refused);
+    let _ = std::fs::remove_dir_all(&dir);
+}
