@@ -7,6 +7,8 @@ Objects: every *.co file under each OBJECT_DIR (clang-22 objects of the
 build and test tree; a missing directory is skipped). Writes OUT/<target>/:
 
 - elf_header, elf_notes: every object;
+- cache_entry: every object (its first byte, 0x7f, selects the mode that
+  builds an entry around the rest);
 - metadata: every object, and the MessagePack document of each object's
   AMDGPU metadata note (NT_AMDGPU_METADATA, owner "AMDGPU");
 - gfx1250: every gfx12.5 object (EF_AMDGPU_MACH of the gfx125x family; the
@@ -38,7 +40,7 @@ import sys
 import tempfile
 import zlib
 
-RAW_TARGETS = ("elf_header", "elf_notes", "metadata")
+RAW_TARGETS = ("elf_header", "elf_notes", "metadata", "cache_entry")
 # EF_AMDGPU_MACH values of the gfx12.5 family (gfx1250, gfx1251, gfx12-5-generic,
 # and ROCm's gfx1250-strict), as rust/hotswap-code-object/src/mach.rs lists them.
 GFX125_MACH = (0x49, 0x5a, 0x5b, 0xeb)

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define TEST_REWRITER_MARKER "HOTSWAP" /* 7 bytes: e_ident[9..16) */
 #define EI_PAD 9
@@ -121,7 +122,14 @@ static unsigned calls;
 static char last_source[256], last_target[256];
 static uint64_t last_flags = UINT64_MAX; /* UINT64_MAX: the plain rewrite */
 
+/* TEST_REWRITER_DELAY_MS (tests/cache): each call takes that long, so that
+ * processes starting together overlap while one of them rewrites. */
 __attribute__((unused)) static void count_call(const char *source, const char *target) {
+  const char *delay = getenv("TEST_REWRITER_DELAY_MS");
+  if (delay != NULL && atoi(delay) > 0) {
+    struct timespec pause = {atoi(delay) / 1000, (long)(atoi(delay) % 1000) * 1000000L};
+    nanosleep(&pause, NULL);
+  }
   pthread_mutex_lock(&calls_lock);
   ++calls;
   snprintf(last_source, sizeof last_source, "%s", source != NULL ? source : "(null)");

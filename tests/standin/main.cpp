@@ -1255,6 +1255,34 @@ void scenario_soak(const std::string &arg) {
   CHECK(rewritten == inits + std::max(1, inits / 10) && failed == 0, "init cycles: %d rewritten, %d failures",
         rewritten, failed);
 }
+
+// One load through the persistent rewrite cache (tests/cache): the gfx1250
+// object, padded with zeros to argv SIZE bytes when given, loaded from memory on
+// the A0 agent; the bytes the loader got are written to $STANDIN_CACHE_OUT. Prints
+// "cache-load: rewriter calls N (probe P), load NS ns, SIZE bytes", where the probe
+// is the rewriter's availability check at resolution (made before the load).
+void scenario_cache_load(const std::string &size_arg) {
+  init();
+  unsigned start = rewriter_calls();
+  hsa_code_object_reader_t warm{};  // resolves (and probes) the rewriter
+  api().hsa_code_object_reader_create_from_memory_fn(object("gfx942").data(), object("gfx942").size(), &warm);
+  api().hsa_code_object_reader_destroy_fn(warm);
+  unsigned before = rewriter_calls();
+  const std::vector<uint8_t> &bytes =
+      size_arg.empty() ? object("gfx1250") : padded("gfx1250", std::strtoull(size_arg.c_str(), nullptr, 10));
+  auto t0 = std::chrono::steady_clock::now();
+  Outcome o = load_memory(bytes, *agent_by_label("gfx1250-A0"));
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  LoadRecord r = last_load();
+  CHECK(o.status == HSA_STATUS_SUCCESS, "load status %d", int(o.status));
+  if (const char *out = std::getenv("STANDIN_CACHE_OUT")) {
+    FILE *f = std::fopen(out, "wb");
+    CHECK(f != nullptr && std::fwrite(r.ptr, 1, r.size, f) == r.size, "cannot write %s", out);
+    if (f != nullptr) std::fclose(f);
+  }
+  std::printf("cache-load: rewriter calls %u (probe %u), load %lld ns, %zu bytes\n", rewriter_calls() - before,
+              before - start, (long long)ns, bytes.size());
+}
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -1285,6 +1313,7 @@ int main(int argc, char **argv) {
   else if (s == "native") scenario_native(arg == "partial");
   else if (s == "bench") scenario_bench(arg);
   else if (s == "soak") scenario_soak(arg);
+  else if (s == "cache-load") scenario_cache_load(arg);
   else {
     std::fprintf(stderr, "unknown scenario %s\n", s.c_str());
     return 2;
@@ -1294,6 +1323,6 @@ int main(int argc, char **argv) {
     std::printf("%d check(s) failed\n", g_failures);
     return 1;
   }
-  if (s != "demo" && s != "bench") std::printf("PASS %s\n", s.c_str());
+  if (s != "demo" && s != "bench" && s != "cache-load") std::printf("PASS %s\n", s.c_str());
   return 0;
 }

@@ -7,6 +7,8 @@
 //!   or of every gfx1250 entry of an uncompressed bundle ([`rewrite`]);
 //! - `hotswap doctor`: what would happen if an application started now
 //!   ([`doctor`]);
+//! - `hotswap cache path|stats|list|clear`: the persistent rewrite cache
+//!   ([`cache`]);
 //! - `hotswap man-page [OUT]` (hidden): the manual page `hotswap(1)`, rendered
 //!   from these definitions; the build installs it ([`man`]).
 //!
@@ -15,6 +17,7 @@
 //! and the run is long ([`progress`]).
 #![forbid(unsafe_code)]
 
+mod cache;
 mod doctor;
 mod inspect;
 mod man;
@@ -116,6 +119,17 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The persistent rewrite cache: where it is (path), its size and entry
+    /// counts (stats), its entries (list), or remove them (clear).
+    #[command(after_help = AFTER_HELP)]
+    Cache {
+        /// path, stats, list or clear.
+        #[arg(value_enum)]
+        action: cache::Action,
+        /// Print one JSON document instead of the human output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the manual page hotswap(1) (roff) to OUT, or to standard output.
     /// Run by the build, which installs the page; hidden from --help and the page.
     #[command(hide = true)]
@@ -158,6 +172,7 @@ fn main() -> ExitCode {
             rewrite::options(allow_partial, replace_clauses),
         ),
         Command::Doctor { json } => doctor::run(json),
+        Command::Cache { action, json } => cache::run(action, json),
         Command::ManPage { output } => man::run(Cli::command(), output.as_deref()),
     };
     ExitCode::from(status)

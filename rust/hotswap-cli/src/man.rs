@@ -378,7 +378,7 @@ mod tests {
                 assert!(text.contains(&help), "help of {:?}: {help}", arg.get_id());
             }
         }
-        assert_eq!(seen, 3, "inspect, rewrite, doctor");
+        assert_eq!(seen, 4, "inspect, rewrite, doctor, cache");
         for flag in ["--help", "--version"] {
             assert!(text.contains(flag), "{flag}");
         }

@@ -35,6 +35,22 @@ pub const REWRITER_NATIVE: &str = "native";
 /// True: the native rewriter returns a partly fixed code object (sites that
 /// need code growth left as they are) instead of refusing it.
 pub const HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL: &str = "HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL";
+/// The persistent rewrite cache's switch: unset or empty is on, a false word
+/// (`off`, `0`, ...) turns it off.
+pub const HSA_HOTSWAP_CACHE: &str = "HSA_HOTSWAP_CACHE";
+/// The rewrite cache's directory (absolute), before `$XDG_CACHE_HOME/hotswap`
+/// and `$HOME/.cache/hotswap`.
+pub const HSA_HOTSWAP_CACHE_DIR: &str = "HSA_HOTSWAP_CACHE_DIR";
+/// The rewrite cache's size bound: bytes, or a number with `K`, `M`, `G` or
+/// `T` (powers of 1024).
+pub const HSA_HOTSWAP_CACHE_MAX: &str = "HSA_HOTSWAP_CACHE_MAX";
+/// Seconds a process waits for another one rewriting the same object before it
+/// rewrites it itself.
+pub const HSA_HOTSWAP_CACHE_LOCK_TIMEOUT: &str = "HSA_HOTSWAP_CACHE_LOCK_TIMEOUT";
+/// The XDG base directory of per-user caches.
+pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+/// The user's home directory.
+pub const HOME: &str = "HOME";
 
 /// One snapshot of the tool's environment variables.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -58,6 +74,18 @@ pub struct Config {
     pub rewriter: Option<String>,
     /// `HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL`.
     pub native_allow_partial: bool,
+    /// `HSA_HOTSWAP_CACHE` is a false word (unset or empty: the cache is on).
+    pub cache_off: bool,
+    /// `HSA_HOTSWAP_CACHE_DIR`, raw; empty counts as unset.
+    pub cache_dir: Option<String>,
+    /// `HSA_HOTSWAP_CACHE_MAX`, raw (validated by the cache).
+    pub cache_max: Option<String>,
+    /// `HSA_HOTSWAP_CACHE_LOCK_TIMEOUT`, raw (validated by the cache).
+    pub cache_lock_timeout: Option<String>,
+    /// `XDG_CACHE_HOME`; empty counts as unset.
+    pub xdg_cache_home: Option<String>,
+    /// `HOME`; empty counts as unset.
+    pub home: Option<String>,
 }
 
 impl Config {
@@ -75,6 +103,7 @@ impl Config {
     /// Builds a snapshot from `lookup(name)` (the environment, or a test's map).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Config {
         let flag = |name| is_true(lookup(name).as_deref());
+        let non_empty = |name| lookup(name).filter(|v: &String| !v.is_empty());
         Config {
             tools_lib: lookup(HSA_TOOLS_LIB).map(String::into_bytes),
             disable: flag(HSA_HOTSWAP_DISABLE),
@@ -85,6 +114,13 @@ impl Config {
             verbose: flag(HSA_HOTSWAP_VERBOSE),
             rewriter: lookup(HSA_HOTSWAP_REWRITER).filter(|v| !v.is_empty()),
             native_allow_partial: flag(HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL),
+            cache_off: lookup(HSA_HOTSWAP_CACHE)
+                .is_some_and(|v| !v.trim().is_empty() && !is_true(Some(&v))),
+            cache_dir: non_empty(HSA_HOTSWAP_CACHE_DIR),
+            cache_max: non_empty(HSA_HOTSWAP_CACHE_MAX),
+            cache_lock_timeout: non_empty(HSA_HOTSWAP_CACHE_LOCK_TIMEOUT),
+            xdg_cache_home: non_empty(XDG_CACHE_HOME),
+            home: non_empty(HOME),
         }
     }
 
@@ -152,6 +188,37 @@ mod tests {
         assert_eq!(config.rewriter, None, "empty is unset");
         assert!(config.native_allow_partial);
         assert_eq!(Config::from_lookup(|_| None), Config::default());
+    }
+
+    #[test]
+    fn the_cache_is_on_unless_switched_off() {
+        let with = |value: Option<&'static str>| {
+            Config::from_lookup(move |name| {
+                (name == HSA_HOTSWAP_CACHE)
+                    .then_some(value)
+                    .flatten()
+                    .map(str::to_owned)
+            })
+        };
+        assert!(!with(None).cache_off);
+        assert!(!with(Some("")).cache_off, "empty is unset");
+        assert!(!with(Some("on")).cache_off);
+        assert!(!with(Some("1")).cache_off);
+        assert!(with(Some("off")).cache_off);
+        assert!(with(Some("0")).cache_off);
+        let dirs = Config::from_lookup(|name| match name {
+            HSA_HOTSWAP_CACHE_DIR => Some("/c".into()),
+            HSA_HOTSWAP_CACHE_MAX => Some("1G".into()),
+            HSA_HOTSWAP_CACHE_LOCK_TIMEOUT => Some("5".into()),
+            XDG_CACHE_HOME => Some(String::new()),
+            HOME => Some("/home/u".into()),
+            _ => None,
+        });
+        assert_eq!(dirs.cache_dir.as_deref(), Some("/c"));
+        assert_eq!(dirs.cache_max.as_deref(), Some("1G"));
+        assert_eq!(dirs.cache_lock_timeout.as_deref(), Some("5"));
+        assert_eq!(dirs.xdg_cache_home, None, "empty is unset");
+        assert_eq!(dirs.home.as_deref(), Some("/home/u"));
     }
 
     #[test]

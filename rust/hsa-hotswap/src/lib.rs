@@ -19,6 +19,8 @@
 //! - [`comgr`]: COMGR's data-object ABI (the ISA fallback, the COMGR-ABI backend).
 //! - [`rewriter`]: the rewriter backends behind one interface, chosen once per
 //!   process.
+//! - [`rewrite_cache`]: the persistent rewrite cache shared by every process
+//!   of the user (entry format, key, directory checks, locking, eviction).
 //! - [`coexist`]: recognising ROCr's own hotswap hook (never two tools).
 //! - [`tool`]: ROCr's tool ABI, `OnLoad`/`OnUnload` (thin shells).
 //! - [`hsa`]: the API-table layout, the patched slots' owner, and typed calls
@@ -55,6 +57,7 @@ pub mod logging;
 pub mod policy;
 pub mod readers;
 pub mod retained;
+pub mod rewrite_cache;
 pub mod rewriter;
 pub mod session;
 pub mod stats;

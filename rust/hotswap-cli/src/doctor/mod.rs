@@ -58,6 +58,8 @@ pub struct Report {
     pub comgr: Comgr,
     /// The rewriter backends.
     pub rewriters: Rewriters,
+    /// The persistent rewrite cache.
+    pub rewrite_cache: crate::cache::Report,
     /// What would happen, most decisive first.
     pub verdict: Vec<String>,
 }
@@ -448,6 +450,10 @@ pub fn diagnose(env: &dyn Fn(&str) -> Option<String>) -> Report {
                 config::HSA_HOTSWAP_LOG,
                 config::HSA_HOTSWAP_LOG_LEVEL,
                 config::HSA_HOTSWAP_VERBOSE,
+                config::HSA_HOTSWAP_CACHE,
+                config::HSA_HOTSWAP_CACHE_DIR,
+                config::HSA_HOTSWAP_CACHE_MAX,
+                config::HSA_HOTSWAP_CACHE_LOCK_TIMEOUT,
             ],
         ),
         disabled,
@@ -468,6 +474,7 @@ pub fn diagnose(env: &dyn Fn(&str) -> Option<String>) -> Report {
         tool,
         comgr,
         rewriters,
+        rewrite_cache: crate::cache::report(&config),
         verdict: Vec::new(),
     };
     report.verdict = verdict(&report);
@@ -987,6 +994,9 @@ fn print_human(r: &Report) -> std::io::Result<()> {
         "  the tool would use: {}",
         r.rewriters.selected.as_deref().unwrap_or("none")
     )?;
+
+    writeln!(o, "\nRewrite cache")?;
+    crate::cache::print_section(&mut o, &r.rewrite_cache)?;
 
     writeln!(o, "\nVerdict")?;
     for line in &r.verdict {

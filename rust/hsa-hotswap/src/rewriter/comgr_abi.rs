@@ -206,6 +206,10 @@ impl Backend for ComgrAbi {
         &self.describe
     }
 
+    fn cache_identity(&self) -> Option<String> {
+        crate::rewrite_cache::library_identity(&self.describe, self.rewrite as usize)
+    }
+
     fn rewrite(
         &self,
         code_object: &[u8],

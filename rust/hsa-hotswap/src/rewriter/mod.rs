@@ -141,6 +141,12 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
         code_object: &[u8],
         request: &Request<'_>,
     ) -> Result<Rewritten, RetargetError>;
+    /// What names this backend across processes, for the persistent rewrite
+    /// cache's key ([`crate::rewrite_cache`]): the native rewriter's options, a
+    /// library's file. `None` (the default, test doubles): never cached.
+    fn cache_identity(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A rewritten code object, allocated with `malloc` so the C API can hand it
@@ -506,7 +512,9 @@ pub fn retarget_with_flags(
         target_isa,
         flags,
     };
-    retarget_with(backend, code_object, &request)
+    crate::rewrite_cache::through(backend, code_object, &request, || {
+        retarget_with(backend, code_object, &request)
+    })
 }
 
 /// One rewrite through `backend`, with the output checks every backend gets.

@@ -121,6 +121,11 @@ impl Backend for Native {
         &self.describe
     }
 
+    fn cache_identity(&self) -> Option<String> {
+        // Built into the tool: the tool's build is in every key already.
+        Some(format!("native {:?}", self.options))
+    }
+
     fn rewrite(
         &self,
         code_object: &[u8],

@@ -106,6 +106,10 @@ impl Backend for Rocjitsu {
         &self.describe
     }
 
+    fn cache_identity(&self) -> Option<String> {
+        crate::rewrite_cache::library_identity(&self.describe, self.free as usize)
+    }
+
     fn rewrite(
         &self,
         code_object: &[u8],

@@ -1,0 +1,534 @@
+//! The cache against a real directory: hits, every corruption, unsafe
+//! directories, injected I/O errors, concurrency, eviction.
+
+use super::*;
+use crate::config::Config;
+use crate::rewriter::RewriteFlags;
+use std::os::unix::fs::PermissionsExt;
+use std::sync::atomic::AtomicUsize;
+
+/// A fresh directory under the target's temporary space.
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("hotswap-cache-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn settings(dir: &Path) -> Settings {
+    let dir = dir.to_str().unwrap().to_owned();
+    let config = Config::from_lookup(|name| (name == HSA_HOTSWAP_CACHE_DIR).then(|| dir.clone()));
+    Settings::from_config(&config, false)
+}
+
+const SRC: &str = "amdgcn-amd-amdhsa--gfx1250:gfx1250-b0-specific+";
+const TGT: &str = "amdgcn-amd-amdhsa--gfx1250:gfx1250-b0-specific-";
+
+fn request() -> Request<'static> {
+    Request {
+        source_isa: SRC,
+        target_isa: TGT,
+        flags: RewriteFlags::default(),
+    }
+}
+
+fn input() -> Vec<u8> {
+    hotswap_code_object::GFX1250_PROBE.to_vec()
+}
+
+/// The input with a marker byte changed: what a rewriter returns.
+fn changed(input: &[u8]) -> Rewritten {
+    let mut out = input.to_vec();
+    out[9] ^= 0x5a;
+    Rewritten::copy_of(&out).unwrap()
+}
+
+/// Runs one lookup through `store`, counting rewriter calls; returns the
+/// output bytes (or the error) and whether the rewriter ran.
+fn run(store: &Store, code: &[u8]) -> (Result<Vec<u8>, RetargetError>, bool) {
+    let called = std::cell::Cell::new(false);
+    let r = store.through("test backend", code, &request(), || {
+        called.set(true);
+        Ok(Retargeted::Changed(changed(code)))
+    });
+    let r = r.map(|r| match r {
+        Retargeted::Changed(b) => b.bytes().to_vec(),
+        Retargeted::Unchanged => code.to_vec(),
+    });
+    (r, called.get())
+}
+
+fn only_entry(store: &Store) -> PathBuf {
+    let list = store.list().unwrap();
+    assert_eq!(list.len(), 1, "{list:?}");
+    store.path().join(&list[0].name)
+}
+
+#[test]
+fn a_second_lookup_is_a_hit_with_identical_bytes() {
+    let dir = scratch("hit");
+    let store = Store::open(&settings(&dir)).unwrap();
+    let code = input();
+    let (first, called) = run(&store, &code);
+    assert!(called);
+    let (second, called) = run(&store, &code);
+    assert!(!called, "the second lookup must not call the rewriter");
+    assert_eq!(first.unwrap(), second.unwrap());
+    // A new Store (another process) sees the same entry.
+    let again = Store::open(&settings(&dir)).unwrap();
+    let (third, called) = run(&again, &code);
+    assert!(!called);
+    assert_eq!(third.unwrap(), changed(&code).bytes());
+    // Directories are 0700.
+    for d in [dir.clone(), dir.join("rewrites"), dir.join("rewrites/v1")] {
+        let mode = std::fs::metadata(&d).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", d.display());
+    }
+    let t = store.totals().unwrap();
+    assert_eq!((t.entries, t.rewritten), (1, 1));
+    assert_eq!(store.clear().unwrap().0, 1);
+    assert_eq!(store.totals().unwrap().entries, 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn refusals_and_unchanged_are_cached_failures_are_not() {
+    let dir = scratch("outcomes");
+    let store = Store::open(&settings(&dir)).unwrap();
+    let code = input();
+    let calls = AtomicUsize::new(0);
+    let ask = |answer: fn() -> Result<Retargeted, RetargetError>, flags: u64| {
+        let req = Request {
+            flags: RewriteFlags {
+                entry_trampolines: flags & 1 != 0,
+                strict_mode: flags & 2 != 0,
+            },
+            ..request()
+        };
+        store.through("b", &code, &req, || {
+            calls.fetch_add(1, Ordering::SeqCst);
+            answer()
+        })
+    };
+    let refused = || Err(RetargetError::Refused("needs growth at f+0x40".into()));
+    assert_eq!(
+        ask(refused, 0).unwrap_err(),
+        RetargetError::Refused("needs growth at f+0x40".into())
+    );
+    assert_eq!(
+        ask(|| panic!("cached"), 0).unwrap_err(),
+        RetargetError::Refused("needs growth at f+0x40".into())
+    );
+    assert!(matches!(
+        ask(|| Ok(Retargeted::Unchanged), 1),
+        Ok(Retargeted::Unchanged)
+    ));
+    assert!(matches!(
+        ask(|| panic!("cached"), 1),
+        Ok(Retargeted::Unchanged)
+    ));
+    assert_eq!(
+        ask(|| Err(RetargetError::Unsupported), 2).unwrap_err(),
+        RetargetError::Unsupported
+    );
+    assert_eq!(
+        ask(|| panic!("cached"), 2).unwrap_err(),
+        RetargetError::Unsupported
+    );
+    // An environmental failure is not kept: the next call asks again.
+    assert_eq!(
+        ask(|| Err(RetargetError::Failed), 3).unwrap_err(),
+        RetargetError::Failed
+    );
+    assert!(matches!(
+        ask(|| Ok(Retargeted::Unchanged), 3),
+        Ok(Retargeted::Unchanged)
+    ));
+    assert_eq!(calls.load(Ordering::SeqCst), 5);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn every_corruption_leads_to_a_fresh_rewrite_with_identical_output() {
+    let dir = scratch("corrupt");
+    let store = Store::open(&settings(&dir)).unwrap();
+    let code = input();
+    let (good, _) = run(&store, &code);
+    let good = good.unwrap();
+    let path = only_entry(&store);
+    let pristine = std::fs::read(&path).unwrap();
+    type Damage = Box<dyn Fn(&Path)>;
+    let other_code = {
+        let mut c = code.clone();
+        c[10] ^= 1;
+        c
+    };
+    let cases: Vec<(&str, Damage)> = vec![
+        (
+            "truncated",
+            Box::new(|p| {
+                let b = std::fs::read(p).unwrap();
+                std::fs::write(p, &b[..b.len() / 2]).unwrap();
+            }),
+        ),
+        ("empty", Box::new(|p| std::fs::write(p, b"").unwrap())),
+        (
+            "a flipped byte in the output",
+            Box::new(|p| {
+                let mut b = std::fs::read(p).unwrap();
+                let last = b.len() - 1;
+                b[last] ^= 0xff;
+                std::fs::write(p, b).unwrap();
+            }),
+        ),
+        (
+            "a flipped byte in the header",
+            Box::new(|p| {
+                let mut b = std::fs::read(p).unwrap();
+                b[60] ^= 0x01;
+                std::fs::write(p, b).unwrap();
+            }),
+        ),
+        (
+            "a symbolic link in its place",
+            Box::new(|p| {
+                let target = p.with_extension("elsewhere");
+                std::fs::rename(p, &target).unwrap();
+                std::os::unix::fs::symlink(&target, p).unwrap();
+            }),
+        ),
+        (
+            "a directory in its place",
+            Box::new(|p| {
+                std::fs::remove_file(p).unwrap();
+                std::fs::create_dir(p).unwrap();
+            }),
+        ),
+        (
+            "group-writable",
+            Box::new(|p| {
+                std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o660)).unwrap();
+            }),
+        ),
+    ];
+    for (what, damage) in cases {
+        std::fs::write(&path, &pristine).ok();
+        damage(&path);
+        let refused = COUNTERS.refused.load(Ordering::Relaxed);
+        let (out, called) = run(&store, &code);
+        assert!(called, "{what}: must rewrite afresh");
+        assert_eq!(out.unwrap(), good, "{what}: identical output");
+        assert!(
+            COUNTERS.refused.load(Ordering::Relaxed) > refused,
+            "{what}: logged as refused"
+        );
+        let (_, called) = run(&store, &code);
+        assert!(!called, "{what}: the entry was replaced by a good one");
+        let _ = std::fs::remove_file(path.with_extension("elsewhere"));
+        if path.is_dir() {
+            let _ = std::fs::remove_dir(&path);
+        }
+    }
+    // An entry of another key (two entries swapped).
+    let (other_out, _) = run(&store, &other_code);
+    let other_out = other_out.unwrap();
+    let names: Vec<PathBuf> = store
+        .list()
+        .unwrap()
+        .iter()
+        .map(|e| store.path().join(&e.name))
+        .collect();
+    assert_eq!(names.len(), 2);
+    let (a, b) = (
+        std::fs::read(&names[0]).unwrap(),
+        std::fs::read(&names[1]).unwrap(),
+    );
+    std::fs::write(&names[0], &b).unwrap();
+    std::fs::write(&names[1], &a).unwrap();
+    let (out, called) = run(&store, &code);
+    assert!(called, "swapped entries are foreign");
+    assert_eq!(out.unwrap(), good);
+    let (out, called) = run(&store, &other_code);
+    assert!(called);
+    assert_eq!(out.unwrap(), other_out);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unsafe_directories_mean_no_cache() {
+    // A symbolic link in place of the directory.
+    let dir = scratch("symlink-dir");
+    let real = scratch("symlink-real");
+    std::fs::create_dir_all(&real).unwrap();
+    std::os::unix::fs::symlink(&real, &dir).unwrap();
+    let why = Store::open(&settings(&dir)).unwrap_err();
+    assert!(why.contains("symbolic link"), "{why}");
+    // A symbolic link in place of rewrites/.
+    let dir2 = scratch("symlink-sub");
+    std::fs::create_dir_all(&dir2).unwrap();
+    std::fs::set_permissions(&dir2, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::os::unix::fs::symlink(&real, dir2.join("rewrites")).unwrap();
+    let why = Store::open(&settings(&dir2)).unwrap_err();
+    assert!(why.contains("not a directory"), "{why}");
+    // Group- or other-writable.
+    for mode in [0o770, 0o707, 0o777] {
+        let d = scratch("mode");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode)).unwrap();
+        let why = Store::open(&settings(&d)).unwrap_err();
+        assert!(
+            why.contains("writable by group or others"),
+            "{mode:o}: {why}"
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+    // Another owner (needs root to make one).
+    if sys::euid() == 0 {
+        let d = scratch("owner");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::os::unix::fs::chown(&d, Some(65534), Some(65534)).unwrap();
+        let why = Store::open(&settings(&d)).unwrap_err();
+        assert!(why.contains("not by this user"), "{why}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+    // Relative, off, AT_SECURE.
+    let relative = Config::from_lookup(|n| (n == HSA_HOTSWAP_CACHE_DIR).then(|| "rel".into()));
+    assert!(Settings::from_config(&relative, false)
+        .dir
+        .unwrap_err()
+        .contains("absolute"));
+    let off = Config::from_lookup(|n| match n {
+        HSA_HOTSWAP_CACHE => Some("off".into()),
+        HSA_HOTSWAP_CACHE_DIR => Some("/x".into()),
+        _ => None,
+    });
+    assert!(Settings::from_config(&off, false).dir.is_err());
+    let home = Config::from_lookup(|n| (n == "HOME").then(|| "/home/u".into()));
+    assert_eq!(
+        Settings::from_config(&home, false).dir,
+        Ok(PathBuf::from("/home/u/.cache/hotswap"))
+    );
+    assert!(Settings::from_config(&home, true)
+        .dir
+        .unwrap_err()
+        .contains("AT_SECURE"));
+    let xdg = Config::from_lookup(|n| match n {
+        "HOME" => Some("/home/u".into()),
+        "XDG_CACHE_HOME" => Some("/xdg".into()),
+        _ => None,
+    });
+    assert_eq!(
+        Settings::from_config(&xdg, false).entries_dir(),
+        Some(PathBuf::from("/xdg/hotswap/rewrites/v1"))
+    );
+    for d in [dir, real, dir2] {
+        let _ = std::fs::remove_file(&d);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+#[test]
+fn io_errors_mean_a_rewrite_as_without_a_cache() {
+    let dir = scratch("io");
+    let store = Store::open(&settings(&dir)).unwrap();
+    let code = input();
+    for (point, errno) in [
+        ("cache.create", libc::EROFS),
+        ("cache.write", libc::ENOSPC),
+        ("cache.rename", libc::EIO),
+    ] {
+        testing::inject(point, errno);
+        let (out, called) = run(&store, &code);
+        assert!(called);
+        assert_eq!(out.unwrap(), changed(&code).bytes(), "{point}");
+        assert!(store.list().unwrap().is_empty(), "{point}: nothing stored");
+        let names = store.dir.names().unwrap();
+        assert!(
+            !names.iter().any(|n| n.starts_with(TEMP_PREFIX)),
+            "{point}: {names:?}"
+        );
+        testing::clear();
+    }
+    let (_, called) = run(&store, &code);
+    assert!(called);
+    let (_, called) = run(&store, &code);
+    assert!(!called);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn concurrent_misses_rewrite_once() {
+    let dir = scratch("threads");
+    let code = input();
+    let calls = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..8 {
+            scope.spawn(|| {
+                // One Store per thread: its own descriptors, like a process.
+                let store = Store::open(&settings(&dir)).unwrap();
+                store
+                    .through("b", &code, &request(), || {
+                        calls.fetch_add(1, Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(50));
+                        Ok(Retargeted::Changed(changed(&code)))
+                    })
+                    .unwrap()
+            });
+        }
+    });
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_lock_wait_is_bounded() {
+    let dir = scratch("timeout");
+    let mut s = settings(&dir);
+    s.lock_timeout = Duration::from_millis(100);
+    let holder = Store::open(&s).unwrap();
+    let waiter = Store::open(&s).unwrap();
+    let code = input();
+    let key = key::of("b", &request(), &code);
+    let held = holder.lock(&key).expect("first lock");
+    let start = Instant::now();
+    let (out, called) = {
+        let called = std::cell::Cell::new(false);
+        let r = waiter.through("b", &code, &request(), || {
+            called.set(true);
+            Ok(Retargeted::Unchanged)
+        });
+        (r, called.get())
+    };
+    assert!(called && matches!(out, Ok(Retargeted::Unchanged)));
+    assert!(start.elapsed() >= Duration::from_millis(100));
+    assert!(start.elapsed() < Duration::from_secs(5));
+    drop(held);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn least_recently_used_entries_are_evicted() {
+    let dir = scratch("evict");
+    let code = input();
+    let entry_size = (HEADER_LEN + code.len()) as u64;
+    let mut s = settings(&dir);
+    s.max_bytes = entry_size * 2 + entry_size / 2;
+    let store = Store::open(&s).unwrap();
+    let variant = |i: u8| {
+        let mut c = code.clone();
+        c[10] = i;
+        c
+    };
+    for i in 0..2 {
+        let _ = run(&store, &variant(i));
+    }
+    // Make entry 0 the most recently used, then add a third.
+    std::thread::sleep(Duration::from_millis(20));
+    let (_, called) = run(&store, &variant(0));
+    assert!(!called);
+    let _ = run(&store, &variant(2));
+    assert_eq!(store.list().unwrap().len(), 2);
+    assert!(!run(&store, &variant(0)).1, "recently used entry kept");
+    assert!(!run(&store, &variant(2)).1, "new entry kept");
+    assert!(
+        run(&store, &variant(1)).1,
+        "least recently used entry evicted"
+    );
+    // An entry larger than the bound is never written.
+    s.max_bytes = 10;
+    let tiny = Store::open(&s).unwrap();
+    tiny.clear().unwrap();
+    let _ = run(&tiny, &code);
+    assert!(tiny.list().unwrap().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn keys_differ_in_every_input() {
+    let code = input();
+    let base = key::of("b", &request(), &code);
+    assert_eq!(base, key::of("b", &request(), &code));
+    assert_ne!(base, key::of("c", &request(), &code));
+    let mut other = code.clone();
+    other[100] ^= 1;
+    assert_ne!(base, key::of("b", &request(), &other));
+    let flags = Request {
+        flags: RewriteFlags {
+            strict_mode: true,
+            ..RewriteFlags::default()
+        },
+        ..request()
+    };
+    assert_ne!(base, key::of("b", &flags, &code));
+    let pair = Request {
+        target_isa: "amdgcn-amd-amdhsa--gfx1250-strict",
+        ..request()
+    };
+    assert_ne!(base, key::of("b", &pair, &code));
+}
+
+#[test]
+fn sizes_parse() {
+    assert_eq!(parse_size("4096"), Some(4096));
+    assert_eq!(parse_size("64K"), Some(64 << 10));
+    assert_eq!(parse_size("512m"), Some(512 << 20));
+    assert_eq!(parse_size("4G"), Some(4 << 30));
+    assert_eq!(parse_size("4GiB"), Some(4 << 30));
+    assert_eq!(parse_size("1T"), Some(1 << 40));
+    assert_eq!(parse_size(""), None);
+    assert_eq!(parse_size("big"), None);
+    assert_eq!(parse_size("99999999999T"), None);
+    let bad = Config::from_lookup(|n| (n == HSA_HOTSWAP_CACHE_MAX).then(|| "lots".into()));
+    let s = Settings::from_config(&bad, false);
+    assert_eq!(s.max_bytes, DEFAULT_MAX);
+    assert_eq!(s.warnings.len(), 1);
+}
+
+#[test]
+fn backends_name_themselves_persistently() {
+    use crate::rewriter::native::Native;
+    use hotswap_code_object::rewrite::Options;
+    let strict = Native::new(Options::default()).cache_identity().unwrap();
+    let partial = Native::new(Options {
+        allow_partial: true,
+        ..Options::default()
+    })
+    .cache_identity()
+    .unwrap();
+    assert_ne!(strict, partial, "allow_partial changes the output");
+    assert_eq!(
+        strict,
+        Native::new(Options::default()).cache_identity().unwrap()
+    );
+    // A library backend: the file holding one of its functions.
+    let strlen = libc::strlen as *const () as usize;
+    let id = library_identity("COMGR-ABI rewriter x", strlen).unwrap();
+    assert!(
+        id.starts_with("COMGR-ABI rewriter x\0/") && id.contains("libc.so"),
+        "{id:?}"
+    );
+    assert!(library_identity("x", 0).is_none());
+    // The tool's build is named by its file.
+    let version = concat!(env!("CARGO_PKG_VERSION"), "\0/");
+    assert!(
+        key::tool_identity().starts_with(version),
+        "{:?}",
+        key::tool_identity()
+    );
+}
+
+#[test]
+fn an_entry_larger_than_the_bound_is_not_read() {
+    let dir = scratch("oversize");
+    let code = input();
+    let store = Store::open(&settings(&dir)).unwrap();
+    assert!(run(&store, &code).1);
+    let mut s = settings(&dir);
+    s.max_bytes = 100;
+    let small = Store::open(&s).unwrap();
+    let refused = COUNTERS.refused.load(Ordering::Relaxed);
+    assert!(run(&small, &code).1, "rewritten, not read");
+    assert!(COUNTERS.refused.load(Ordering::Relaxed) > refused);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""The persistent rewrite cache across processes (label cache).
+
+Usage: check_cache.py CHECK KIND SCRATCH [--cli HOTSWAP] -- CHILD...
+
+KIND says how CHILD loads one gfx1250 object on an A0 GPU and where the
+loaded bytes go:
+  standin  CHILD is `hotswap-standin cache-load`; the variant (a size to pad
+           the object to) is appended, the bytes go to $STANDIN_CACHE_OUT;
+  capi     CHILD is `cache_capi OBJECT`; the variant is a padded copy of
+           OBJECT, the bytes go to the path appended last.
+Both print "cache-load: rewriter calls N (probe P), load NS ns, SIZE bytes".
+
+CHECKs (each in a fresh directory under SCRATCH; HSA_HOTSWAP_CACHE=on and
+HSA_HOTSWAP_CACHE_DIR set for the children):
+  basic       a second process makes no rewriter call and loads identical
+              bytes; the directories are 0700; `hotswap cache stats|list|clear
+              --json` agree; after clear the next process rewrites again;
+  concurrent  8 processes started together make one rewriter call and load
+              identical bytes (the rewriter takes 300 ms per call);
+  corrupt     every corruption (truncated, a flipped byte, two entries
+              swapped, an entry of another key, a symbolic link in place of an
+              entry or of the directory, a group/other-writable directory, a
+              directory of another owner when run as root) leads to a fresh
+              rewrite with identical bytes and a log line;
+  mounts      a full file system (ENOSPC) and a read-only one (EROFS), made in
+              a private mount namespace (`unshare -rm`): loads as without a
+              cache; SKIP (exit 77) where no namespace can be made;
+  secure      a setgid copy of CHILD (AT_SECURE) does not use a warm cache;
+              SKIP (exit 77) unless root;
+  bench       prints cold (miss) and warm (hit) loads of a 4 KB, a 4 MB and a
+              100 MB object, and the same without a cache (a benchmark: figures,
+              no timing assertions).
+"""
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+LINE = re.compile(r"cache-load: rewriter calls (\d+) \(probe (\d+)\), load (\d+) ns, (\d+) bytes")
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+class Child:
+    def __init__(self, kind, argv, scratch):
+        self.kind, self.argv, self.scratch = kind, argv, scratch
+        self.serial = 0
+        if kind == "capi":
+            obj = argv[-1]
+            with open(obj, "rb") as f:
+                data = f.read()
+            self.objects = {"": obj}
+            for size in ("8192", str(4 << 10), str(4 << 20), str(100 << 20)):
+                if int(size) > len(data):
+                    path = os.path.join(scratch, f"object-{size}.co")
+                    if not os.path.exists(path):
+                        with open(path, "wb") as f:
+                            f.write(data + bytes(int(size) - len(data)))
+                    self.objects[size] = path
+
+    def command(self, variant, out):
+        if self.kind == "standin":
+            return self.argv + ([variant] if variant else []), {"STANDIN_CACHE_OUT": out}
+        return self.argv[:-1] + [self.objects.get(variant, self.argv[-1]), out], {}
+
+    def run(self, cache_dir, variant="", env=None, argv0=None, background=False):
+        self.serial += 1
+        out = os.path.join(self.scratch, f"out-{self.serial}.bin")
+        argv, extra = self.command(variant, out)
+        if argv0:
+            argv = [argv0] + argv[1:]
+        e = dict(os.environ, HSA_HOTSWAP_CACHE="on", HSA_HOTSWAP_LOG_LEVEL="debug", **extra)
+        if cache_dir is not None:
+            e["HSA_HOTSWAP_CACHE_DIR"] = cache_dir
+        e.update(env or {})
+        p = subprocess.Popen(argv, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        result = lambda: self.finish(p, out)
+        return result if background else result()
+
+    @staticmethod
+    def finish(p, out):
+        stdout, stderr = p.communicate(timeout=600)
+        m = LINE.search(stdout)
+        if p.returncode != 0 or not m:
+            print(stdout + stderr)
+            raise SystemExit(f"FAIL: child exited {p.returncode}")
+        with open(out, "rb") as f:
+            data = f.read()
+        os.unlink(out)
+        return {"calls": int(m.group(1)), "ns": int(m.group(3)), "size": int(m.group(4)),
+                "bytes": data, "log": stderr}
+
+
+def fresh(scratch, name):
+    d = os.path.join(scratch, name)
+    if os.path.lexists(d):
+        if os.path.islink(d):
+            os.unlink(d)
+        else:
+            subprocess.run(["chmod", "-R", "u+rwx", d], check=False)
+            shutil.rmtree(d)
+    return d
+
+
+def entries(cache_dir):
+    d = os.path.join(cache_dir, "rewrites", "v1")
+    return sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(".entry"))
+
+
+def basic(child, scratch, cli):
+    d = fresh(scratch, "basic")
+    first = child.run(d)
+    check(first["calls"] == 1, f"first process: one rewriter call (got {first['calls']})")
+    second = child.run(d)
+    check(second["calls"] == 0, f"second process: no rewriter call (got {second['calls']})")
+    check(second["bytes"] == first["bytes"], "second process: identical bytes")
+    check("rewrite cache: hit" in second["log"], "the hit is logged at debug level")
+    for sub in ("", "rewrites", "rewrites/v1"):
+        mode = stat.S_IMODE(os.stat(os.path.join(d, sub)).st_mode)
+        check(mode == 0o700, f"{sub or 'the cache directory'} is 0700 (got {mode:o})")
+    check(len(entries(d)) == 1, "one entry")
+    if cli:
+        env = dict(os.environ, HSA_HOTSWAP_CACHE_DIR=d, HSA_HOTSWAP_CACHE="on")
+        stats = json.loads(subprocess.run([cli, "cache", "stats", "--json"], env=env, check=True,
+                                          capture_output=True, text=True).stdout)
+        check(stats["usable"] and stats["totals"]["entries"] == 1 and stats["totals"]["rewritten"] == 1,
+              f"hotswap cache stats: one rewritten entry ({stats['totals']})")
+        listed = json.loads(subprocess.run([cli, "cache", "list", "--json"], env=env, check=True,
+                                           capture_output=True, text=True).stdout)
+        check(len(listed) == 1 and listed[0]["outcome"] == "rewritten"
+              and listed[0]["output_size"] == len(first["bytes"]), f"hotswap cache list: {listed}")
+        path = subprocess.run([cli, "cache", "path"], env=env, check=True, capture_output=True,
+                              text=True).stdout.strip()
+        check(path == os.path.join(d, "rewrites", "v1"), f"hotswap cache path: {path}")
+        cleared = json.loads(subprocess.run([cli, "cache", "clear", "--json"], env=env, check=True,
+                                            capture_output=True, text=True).stdout)
+        check(cleared["removed_entries"] == 1, f"hotswap cache clear: {cleared}")
+        third = child.run(d)
+        check(third["calls"] == 1 and third["bytes"] == first["bytes"], "after clear: rewritten again")
+    off = child.run(d, env={"HSA_HOTSWAP_CACHE": "off"})
+    check(off["calls"] == 1 and off["bytes"] == first["bytes"], "HSA_HOTSWAP_CACHE=off: rewritten, same bytes")
+
+
+def concurrent(child, scratch, _cli):
+    d = fresh(scratch, "concurrent")
+    waits = [child.run(d, env={"TEST_REWRITER_DELAY_MS": "300"}, background=True) for _ in range(8)]
+    results = [w() for w in waits]
+    calls = sum(r["calls"] for r in results)
+    check(calls == 1, f"8 processes at once: one rewriter call in total (got {calls})")
+    check(all(r["bytes"] == results[0]["bytes"] for r in results), "8 processes: identical bytes")
+
+
+def corrupt(child, scratch, _cli):
+    ref = child.run(fresh(scratch, "reference"), env={"HSA_HOTSWAP_CACHE": "off"})["bytes"]
+    ref_b = child.run(fresh(scratch, "reference"), "8192", env={"HSA_HOTSWAP_CACHE": "off"})["bytes"]
+
+    def warm(name, both=False):
+        d = fresh(scratch, name)
+        child.run(d)
+        if both:
+            child.run(d, "8192")
+        return d
+
+    def entry_of(d, variant=""):
+        # The entry a load of `variant` reads: the one whose input size matches.
+        size = len(ref) if not variant else int(variant)
+        for e in entries(d):
+            with open(e, "rb") as f:
+                head = f.read(88)
+            if int.from_bytes(head[48:56], "little") == size:
+                return e
+        raise SystemExit(f"FAIL: no entry for {variant or 'the object'} in {d}")
+
+    def expect(d, what, pattern, replaced=True):
+        r = child.run(d)
+        check(r["calls"] == 1, f"{what}: a fresh rewrite (calls {r['calls']})")
+        check(r["bytes"] == ref, f"{what}: identical bytes")
+        check(re.search(pattern, r["log"]) is not None, f"{what}: log line /{pattern}/")
+        if replaced:
+            again = child.run(d)
+            check(again["calls"] == 0 and again["bytes"] == ref, f"{what}: the entry was replaced")
+
+    def rewrite_file(path, fn):
+        with open(path, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(fn(data))
+
+    d = warm("truncated")
+    rewrite_file(entry_of(d), lambda b: b[: len(b) // 2])
+    expect(d, "truncated entry", r"rewrite cache: entry .* ignored: its size")
+    d = warm("flipped")
+    rewrite_file(entry_of(d), lambda b: b[:-1] + bytes([b[-1] ^ 0xFF]))
+    expect(d, "a flipped byte", r"ignored: its checksum does not match")
+    d = warm("swapped", both=True)
+    a, b = entry_of(d), entry_of(d, "8192")
+    tmp = a + ".swap"
+    os.rename(a, tmp)
+    os.rename(b, a)
+    os.rename(tmp, b)
+    expect(d, "two entries swapped", r"ignored: it answers another key")
+    r = child.run(d, "8192")
+    check(r["calls"] == 1 and r["bytes"] == ref_b, "two entries swapped: the other object too")
+    d = warm("foreign", both=True)
+    shutil.copyfile(entry_of(d, "8192"), entry_of(d))
+    expect(d, "an entry of another key", r"ignored: it answers another key")
+    d = warm("symlink-entry")
+    e = entry_of(d)
+    os.rename(e, e + ".real")
+    os.symlink(e + ".real", e)
+    expect(d, "a symbolic link in place of an entry", r"ignored: it is a symbolic link")
+    d = fresh(scratch, "symlink-dir")
+    real = warm("symlink-dir-real")
+    os.symlink(real, d)
+    expect(d, "a symbolic link in place of the directory", r"rewrite cache not used: .* symbolic link",
+           replaced=False)
+    d = warm("writable")
+    os.chmod(d, 0o777)
+    expect(d, "a group/other-writable directory", r"rewrite cache not used: .*writable by group or others",
+           replaced=False)
+    d = warm("writable-sub")
+    os.chmod(os.path.join(d, "rewrites", "v1"), 0o770)
+    expect(d, "a group-writable entries directory", r"rewrite cache not used: .*writable by group or others",
+           replaced=False)
+    if os.geteuid() == 0:
+        d = warm("owner")
+        os.chown(d, 65534, 65534)
+        expect(d, "a directory of another owner", r"rewrite cache not used: .*owned by uid 65534", replaced=False)
+    else:
+        print("skip another owner's directory: needs root to make one")
+
+
+def mounts(child, scratch, _cli):
+    if os.environ.get("HOTSWAP_CACHE_IN_NAMESPACE") != "1":
+        probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True)
+        if probe.returncode != 0:
+            print(f"SKIP: no private mount namespace (unshare -rm: {probe.stderr.decode().strip()})")
+            sys.exit(SKIP)
+        env = dict(os.environ, HOTSWAP_CACHE_IN_NAMESPACE="1")
+        sys.exit(subprocess.run(["unshare", "-rm", sys.executable] + sys.argv, env=env).returncode)
+    ref = child.run(None, env={"HSA_HOTSWAP_CACHE": "off"})["bytes"]
+    for name, errno_pattern, prepare in (
+        ("full", r"No space left on device", "fill"),
+        ("readonly", r"Read-only file system", "remount"),
+    ):
+        m = fresh(scratch, "mount-" + name)
+        os.makedirs(m)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", m], check=True)
+        os.makedirs(os.path.join(m, "rewrites", "v1"), mode=0o700)
+        if prepare == "fill":
+            try:
+                with open(os.path.join(m, "filler"), "wb") as f:
+                    while True:
+                        f.write(bytes(4096))
+                        f.flush()
+            except OSError:
+                pass  # full
+        else:
+            subprocess.run(["mount", "-o", "remount,ro", m], check=True)
+        for i in range(2):
+            r = child.run(m)
+            check(r["calls"] == 1 and r["bytes"] == ref, f"{name} file system, process {i + 1}: loaded as without a cache")
+            check(re.search(errno_pattern, r["log"]) is not None, f"{name}: the error is logged ({errno_pattern})")
+        subprocess.run(["umount", m], check=False)
+
+
+def secure(child, scratch, _cli):
+    if os.geteuid() != 0:
+        print("SKIP: a setgid process of another group needs root to make")
+        sys.exit(SKIP)
+    d = fresh(scratch, "secure")
+    first = child.run(d)
+    again = child.run(d)
+    check(first["calls"] == 1 and again["calls"] == 0, "the cache is warm for a normal process")
+    copy = os.path.join(scratch, "setgid-" + os.path.basename(child.argv[0]))
+    shutil.copy2(child.argv[0], copy)
+    os.chown(copy, 0, 65534)
+    os.chmod(copy, 0o2755)
+    r = child.run(d, argv0=copy)
+    if r["calls"] == 0 and "AT_SECURE" not in r["log"]:
+        # Mounted nosuid: the bit has no effect and the process is not secure.
+        print("SKIP: the setgid bit had no effect here (nosuid?)")
+        sys.exit(SKIP)
+    check(r["calls"] == 1 and r["bytes"] == first["bytes"], f"setgid (AT_SECURE): no cache, rewritten (calls {r['calls']})")
+    check("AT_SECURE" in r["log"], "AT_SECURE: logged at debug level")
+
+
+def bench(child, scratch, _cli):
+    print("persistent rewrite cache: one load on the A0 agent per process (test rewriter `change`,"
+          " which copies its input: the real backends take seconds to minutes per object)")
+    print(f"  {'size':>8} {'no cache':>12} {'cold (miss)':>12} {'warm (hit)':>12} {'warm GB/s':>10}")
+    for label, size in (("4 KB", 4 << 10), ("4 MB", 4 << 20), ("100 MB", 100 << 20)):
+        d = fresh(scratch, "bench")
+        best = lambda runs: min(r["ns"] for r in runs)
+        off = best([child.run(d, str(size), env={"HSA_HOTSWAP_CACHE": "off"}) for _ in range(3)])
+        cold = []
+        for _ in range(3):
+            shutil.rmtree(d, ignore_errors=True)
+            cold.append(child.run(d, str(size)))
+        warm = [child.run(d, str(size)) for _ in range(3)]
+        check(all(r["calls"] == 0 for r in warm), f"{label}: every warm load is a hit")
+        w = best(warm)
+        print(f"  {label:>8} {off / 1e6:>10.2f}ms {best(cold) / 1e6:>10.2f}ms {w / 1e6:>10.2f}ms "
+              f"{size / w:>10.2f}")
+    print("  (a hit: SHA-256 of the input for the key, one read of the entry, one XXH3-128 pass over it)")
+
+
+def main():
+    args = sys.argv[1:]
+    sep = args.index("--")
+    opts, argv = args[:sep], args[sep + 1:]
+    cli = None
+    if "--cli" in opts:
+        i = opts.index("--cli")
+        cli = opts[i + 1]
+        del opts[i:i + 2]
+    what, kind, scratch = opts
+    os.makedirs(scratch, exist_ok=True)
+    child = Child(kind, argv, scratch)
+    {"basic": basic, "concurrent": concurrent, "corrupt": corrupt, "mounts": mounts,
+     "secure": secure, "bench": bench}[what](child, scratch, cli)
+    if failures:
+        print(f"FAILED: {len(failures)} check(s): " + "; ".join(failures))
+        return 1
+    print(f"PASS cache {what} ({kind})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
