@@ -27,6 +27,11 @@
 
 using namespace standin;
 
+namespace standin {
+// rules.cpp: the shared fake-ROCr rules (tests/common/rocr_rules.txt); failures.
+int run_rules(const std::string &rules_path, const std::string &object_path);
+}  // namespace standin
+
 namespace {
 
 int g_failures = 0;
@@ -1156,6 +1161,7 @@ int main(int argc, char **argv) {
   else if (s == "demo") scenario_demo();
   else if (s == "native") scenario_native(arg == "partial");
   else if (s == "bench") scenario_bench(arg);
+  else if (s == "rules") g_failures += run_rules(arg, argc > 3 ? argv[3] : "");
   else {
     std::fprintf(stderr, "unknown scenario %s\n", s.c_str());
     return 2;
