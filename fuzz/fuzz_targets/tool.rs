@@ -45,8 +45,13 @@ use libfuzzer_sys::fuzz_target;
 const CONTROL: usize = 64;
 const SUCCESS: u32 = 0;
 /// `HSA_STATUS_ERROR_INVALID_ARGUMENT`: the fake's answer for an empty
-/// memory reader or an unknown reader handle.
+/// memory reader.
 const INVALID_ARGUMENT: u32 = 0x1001;
+/// `HSA_STATUS_ERROR_INVALID_CODE_OBJECT`: the fake's answer for an empty file.
+const INVALID_CODE_OBJECT: u32 = 0x1010;
+/// `HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER`: the fake's answer for an
+/// unknown reader handle (tests/common/rocr_rules.txt).
+const INVALID_CODE_OBJECT_READER: u32 = 0x1021;
 /// COMGR's pseudo-features for code built for B0, and for the A0 stepping.
 const B0_FEATURE: &str = ":gfx1250-b0-specific+";
 const A0_FEATURE: &str = ":gfx1250-b0-specific-";
@@ -244,7 +249,11 @@ impl Run<'_> {
                 (
                     self.runtime.create_from_file(file.as_raw_fd()),
                     Some(file),
-                    SUCCESS,
+                    if bytes.is_empty() {
+                        INVALID_CODE_OBJECT
+                    } else {
+                        SUCCESS
+                    },
                 )
             }
             None => {
@@ -456,7 +465,7 @@ fuzz_target!(init: hotswap_fuzz::init(), |data: &[u8]| {
                 let agent = agent_handle(control.pick(model.agents.len() + 1));
                 control.byte();
                 let (status, record) = runtime.load(good, agent, handle);
-                assert_eq!((status, record), (INVALID_ARGUMENT, None), "an unknown reader: the runtime's answer");
+                assert_eq!((status, record), (INVALID_CODE_OBJECT_READER, None), "an unknown reader: the runtime's answer");
             }
         }
     }

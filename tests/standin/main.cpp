@@ -28,6 +28,11 @@
 
 using namespace standin;
 
+namespace standin {
+// rules.cpp: the shared fake-ROCr rules (tests/common/rocr_rules.txt); failures.
+int run_rules(const std::string &rules_path, const std::string &object_path);
+}  // namespace standin
+
 namespace {
 
 int g_failures = 0;
@@ -1314,6 +1319,7 @@ int main(int argc, char **argv) {
   else if (s == "bench") scenario_bench(arg);
   else if (s == "soak") scenario_soak(arg);
   else if (s == "cache-load") scenario_cache_load(arg);
+  else if (s == "rules") g_failures += run_rules(arg, argc > 3 ? argv[3] : "");
   else {
     std::fprintf(stderr, "unknown scenario %s\n", s.c_str());
     return 2;

@@ -167,6 +167,11 @@ pub fn run(files: &[PathBuf], json: bool, show_sites: bool, extract: Option<&Pat
         }
         return exit::BAD_INPUT;
     }
+    status(&report)
+}
+
+/// The exit status of a report: 0 when every input was read, else 1.
+pub fn status(report: &Report) -> u8 {
     if report.errors.is_empty() {
         exit::OK
     } else {

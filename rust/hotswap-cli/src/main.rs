@@ -23,6 +23,8 @@ mod inspect;
 mod man;
 mod progress;
 mod rewrite;
+#[cfg(test)]
+mod tests;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -145,11 +147,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() {
-                exit::USAGE
-            } else {
-                exit::OK
-            });
+            return ExitCode::from(parse_error_status(&e));
         }
     };
     let status = match cli.command {
@@ -176,6 +174,16 @@ fn main() -> ExitCode {
         Command::ManPage { output } => man::run(Cli::command(), output.as_deref()),
     };
     ExitCode::from(status)
+}
+
+/// The exit status for what clap returns instead of a command line: 0 for
+/// `--help` and `--version` (printed on stdout), [`exit::USAGE`] for an error.
+fn parse_error_status(e: &clap::Error) -> u8 {
+    if e.use_stderr() {
+        exit::USAGE
+    } else {
+        exit::OK
+    }
 }
 
 /// Writes `value` as pretty JSON on stdout, followed by a newline.

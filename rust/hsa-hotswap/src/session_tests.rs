@@ -17,7 +17,7 @@ use crate::stats::STATS;
 use crate::testing::{code_object_with_flags, FakeAgent, FakeBackend, FakeMode, FakeRuntime};
 
 const FAILING_EXECUTABLE: hsa_executable_t = hsa_executable_t { handle: 0xBAD };
-const HSA_STATUS_ERROR_INVALID_EXECUTABLE: u32 = 0x1008;
+const HSA_STATUS_ERROR_INVALID_EXECUTABLE: u32 = 0x1011;
 
 const A0: u64 = 0x5100;
 const STRICT_A0: u64 = 0x5180;

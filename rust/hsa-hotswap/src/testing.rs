@@ -32,14 +32,26 @@ use crate::hsa::table::{
 };
 use crate::rewriter::{self, Backend, BackendKind, Request, RetargetError, Rewritten};
 
+#[cfg(test)]
+mod rules;
+
 // The fakes' constants are private here, behind functions, so that the C
 // header generator (which reads every module and exports public constants)
 // does not take them for part of the C API.
 
+// The rules these fakes follow (statuses, agent order, ISA names) are the C++
+// stand-in's too: tests/common/rocr_rules.txt, checked here by `rules`.
+
+/// `HSA_STATUS_ERROR_INVALID_ARGUMENT`.
+const INVALID_ARGUMENT: hsa_status_t = 0x1001;
 /// `HSA_STATUS_ERROR_INVALID_EXECUTABLE`.
-const INVALID_EXECUTABLE: hsa_status_t = 0x1008;
+const INVALID_EXECUTABLE: hsa_status_t = 0x1011;
 /// `HSA_STATUS_ERROR_INVALID_CODE_OBJECT`.
 const INVALID_CODE_OBJECT: hsa_status_t = 0x1010;
+/// `HSA_STATUS_ERROR_INVALID_FILE`.
+const INVALID_FILE: hsa_status_t = 0x1020;
+/// `HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER`.
+const INVALID_CODE_OBJECT_READER: hsa_status_t = 0x1021;
 /// An executable handle whose loads fail with `INVALID_EXECUTABLE`.
 const FAILING_EXECUTABLE: u64 = 0xBAD;
 /// What a [`FakeBackend`] writes into `e_ident[9..16)` of its output.
@@ -171,7 +183,13 @@ unsafe extern "C" fn iterate_agents(
     let Some(callback) = callback else {
         return HSA_STATUS_ERROR;
     };
-    let handles: Vec<u64> = with_state(|s| s.agents.iter().map(|a| a.handle).collect());
+    // As ROCr (Runtime::IterateAgent): the CPU agents first, then the GPUs.
+    let handles: Vec<u64> = with_state(|s| {
+        let cpus = s.agents.iter().filter(|a| !a.gpu);
+        cpus.chain(s.agents.iter().filter(|a| a.gpu))
+            .map(|a| a.handle)
+            .collect()
+    });
     for handle in handles {
         // SAFETY: the caller's callback and data, as hsa_iterate_agents passes them.
         let status = unsafe { callback(hsa_agent_t { handle }, data) };
@@ -239,14 +257,16 @@ unsafe extern "C" fn isa_get_info_alt(
     };
     match attribute {
         0 => {
+            // As ROCr: the length counts the terminating NUL.
             // SAFETY: the caller passes a buffer for a u32 attribute.
-            unsafe { value.cast::<u32>().write_unaligned(a.isa.len() as u32) };
+            unsafe { value.cast::<u32>().write_unaligned(a.isa.len() as u32 + 1) };
             HSA_STATUS_SUCCESS
         }
         1 => {
-            // SAFETY: the caller passes NAME_LENGTH bytes (ROCr writes no NUL).
+            // SAFETY: the caller passes NAME_LENGTH bytes: the name and its NUL.
             unsafe {
-                std::ptr::copy_nonoverlapping(a.isa.as_ptr(), value.cast::<u8>(), a.isa.len())
+                std::ptr::copy_nonoverlapping(a.isa.as_ptr(), value.cast::<u8>(), a.isa.len());
+                value.cast::<u8>().add(a.isa.len()).write(0);
             };
             HSA_STATUS_SUCCESS
         }
@@ -256,7 +276,7 @@ unsafe extern "C" fn isa_get_info_alt(
 
 fn new_reader(reader: FakeReader, out: *mut hsa_code_object_reader_t) -> hsa_status_t {
     if out.is_null() {
-        return 0x1001; // HSA_STATUS_ERROR_INVALID_ARGUMENT
+        return INVALID_ARGUMENT;
     }
     let handle = with_state(|s| {
         s.next_reader += 1;
@@ -275,7 +295,7 @@ unsafe extern "C" fn create_from_memory(
     out: *mut hsa_code_object_reader_t,
 ) -> hsa_status_t {
     if bytes.is_null() || size == 0 {
-        return 0x1001;
+        return INVALID_ARGUMENT;
     }
     new_reader(FakeReader::Memory(bytes as usize, size), out)
 }
@@ -308,19 +328,28 @@ unsafe extern "C" fn create_from_file(
     out: *mut hsa_code_object_reader_t,
 ) -> hsa_status_t {
     with_state(|s| s.creates_from_file += 1);
-    // As ROCr: the size from lseek(SEEK_END), which leaves the offset there.
+    // As ROCr's SetFile on Linux: -1 is an invalid argument; the size from
+    // lseek(SEEK_END), which leaves the offset there; an empty file is an
+    // invalid code object.
+    if file == -1 {
+        return INVALID_ARGUMENT;
+    }
     // SAFETY: lseek only moves the descriptor's offset; a bad fd only fails.
-    unsafe { libc::lseek(file, 0, libc::SEEK_END) };
+    match unsafe { libc::lseek(file, 0, libc::SEEK_END) } {
+        -1 => return INVALID_FILE,
+        0 => return INVALID_CODE_OBJECT,
+        _ => {}
+    }
     match read_file(file) {
         Some(bytes) => new_reader(FakeReader::File(bytes), out),
-        None => 0x1001,
+        None => INVALID_FILE,
     }
 }
 
 unsafe extern "C" fn reader_destroy(reader: hsa_code_object_reader_t) -> hsa_status_t {
     match with_state(|s| s.readers.remove(&reader.handle)) {
         Some(_) => HSA_STATUS_SUCCESS,
-        None => 0x1001,
+        None => INVALID_CODE_OBJECT_READER,
     }
 }
 
@@ -334,7 +363,7 @@ unsafe extern "C" fn load(
     let mut guard = state();
     let s = guard.get_or_insert_with(State::default);
     let Some(r) = s.readers.get(&reader.handle) else {
-        return 0x1001;
+        return INVALID_CODE_OBJECT_READER;
     };
     let (bytes, from_file): (&[u8], bool) = match r {
         // SAFETY: the application keeps a memory reader's bytes alive while

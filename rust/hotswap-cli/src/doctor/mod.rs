@@ -13,7 +13,10 @@
 //!   usable or why not (loaded and probed exactly as the tool does);
 //! - a verdict: what the tool would do, and every reason it would not.
 
+mod inputs;
 pub mod loader;
+#[cfg(test)]
+mod tests;
 pub mod topology;
 
 use std::collections::BTreeMap;
@@ -27,6 +30,7 @@ use hsa_hotswap::tools_lib::{self, ToolNames};
 use hsa_hotswap::version::HOTSWAP_TOOL_LIBRARY_NAME;
 use serde::Serialize;
 
+pub use inputs::Inputs;
 use loader::{Dynamic, Located, Search};
 
 /// ROCr's SONAME, what applications link.
@@ -280,14 +284,19 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// The report for the environment `env`.
+/// The report for the environment `env` on this machine.
 pub fn diagnose(env: &dyn Fn(&str) -> Option<String>) -> Report {
+    diagnose_with(env, &Inputs::system())
+}
+
+/// The report for the environment `env` and the files of `inputs`.
+pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> Report {
     let config = Config::from_lookup(env);
-    let cache = loader::system_cache();
+    let cache = &inputs.ld_so_cache;
     let ld_library_path = env("LD_LIBRARY_PATH");
     let app_search = Search {
         ld_library_path: ld_library_path.as_deref(),
-        cache: &cache,
+        cache,
         ..Search::default()
     };
 
@@ -333,7 +342,7 @@ pub fn diagnose(env: &dyn Fn(&str) -> Option<String>) -> Report {
     };
 
     // --- GPUs -----------------------------------------------------------------
-    let gpus = gpus(env, &config, &rocr);
+    let gpus = gpus(env, &config, &rocr, &inputs.root);
     let a0_gpu = gpus
         .nodes
         .iter()
@@ -482,9 +491,8 @@ pub fn diagnose(env: &dyn Fn(&str) -> Option<String>) -> Report {
 }
 
 /// The GPUs of the topology, as ROCr would report them.
-fn gpus(env: &dyn Fn(&str) -> Option<String>, config: &Config, rocr: &Rocr) -> Gpus {
-    let root = topology::root();
-    let topology = topology::read(&root);
+fn gpus(env: &dyn Fn(&str) -> Option<String>, config: &Config, rocr: &Rocr, root: &Path) -> Gpus {
+    let topology = topology::read(root);
     let override_value = env("HSA_OVERRIDE_GFX_VERSION");
     let overridden = topology::override_version(override_value.as_deref());
     let strict_on =
@@ -542,7 +550,7 @@ fn gpus(env: &dyn Fn(&str) -> Option<String>, config: &Config, rocr: &Rocr) -> G
     Gpus {
         topology: topology.directory.display().to_string(),
         kfd: topology.present,
-        dev_kfd: topology::dev_kfd(&root),
+        dev_kfd: topology::dev_kfd(root),
         variables: variables(
             env,
             &[

@@ -11,7 +11,7 @@
 //!   most one literal, whatever the number of fields that name it; LLVM only
 //!   looks at the source fields the opcode uses, which the generated `operand_table` lists
 //!   per opcode (derived from LLVM's own disassembler by
-//!   `tests/analyzer/tools/sweep_operands.py`);
+//!   `tools/operand_table.py`; the ctest `analyzer.operand_table` regenerates it);
 //! - DPP16 (src0 = 0xFA) and DPP8 (0xE9, 0xEA) add one dword to VOP1/VOP2/VOPC
 //!   and to VOP3/VOP3P;
 //! - `v_fmamk/fmaak_f32/f16` and `s_fmamk/fmaak_f32` always carry a 32-bit K,
