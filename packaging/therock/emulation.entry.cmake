@@ -49,10 +49,12 @@ if(THEROCK_ENABLE_HSA_HOTSWAP)
     REGEX "name = \"hotswap\".*path = \"optional-sources/hotswap\"")
   if(NOT _hsa_hotswap_source_line MATCHES "commit = \"([0-9a-f]+)\"")
     message(FATAL_ERROR "hsa-hotswap: BUILD_TOPOLOGY.toml has no external git source \"hotswap\" with a commit")
-  elseif(CMAKE_MATCH_1 MATCHES "^0+$")
+  endif()
+  set(_hsa_hotswap_commit "${CMAKE_MATCH_1}")
+  if(_hsa_hotswap_commit MATCHES "^0+$")
     message(FATAL_ERROR
       "hsa-hotswap: the source set optional-hotswap still pins the placeholder commit "
-      "${CMAKE_MATCH_1}; set it to the hotswap release to build "
+      "${_hsa_hotswap_commit}; set it to the hotswap release to build "
       "(hotswap's packaging/therock/apply_to_therock.py --hotswap-commit).")
   endif()
   set(_hsa_hotswap_source_dir "${THEROCK_SOURCE_DIR}/optional-sources/hotswap")
