@@ -377,7 +377,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--source-dir", required=True)
     ap.add_argument("--scratch", required=True)
-    ap.add_argument("--therock", default=os.environ.get("HOTSWAP_THEROCK_SOURCE_DIR", ""))
+    ap.add_argument("--therock", default="")
     ap.add_argument("--build-type", default="RelWithDebInfo")
     ap.add_argument("--llvm-root", default="/usr/lib/llvm-22")
     ap.add_argument("--readelf", default="readelf")
@@ -385,7 +385,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
 
-    therock = Path(args.therock) if args.therock else None
+    therock_dir = args.therock or os.environ.get("HOTSWAP_THEROCK_SOURCE_DIR", "")
+    therock = Path(therock_dir) if therock_dir else None
     if not therock or not (therock / "BUILD_TOPOLOGY.toml").is_file():
         print("SKIP: no TheRock checkout: set HOTSWAP_THEROCK_SOURCE_DIR (environment or CMake "
               f"cache) to a checkout of ROCm/TheRock at {PINNED_COMMIT} (see this script's header)")
