@@ -135,6 +135,10 @@ def stub_tree(dest: Path) -> None:
         (dest / sub / "CMakeLists.txt").write_text("# emptied by package.therock.real\n")
     for sub, stub in STUB_SUBDIRS.items():
         shutil.copyfile(HERE / "stubs" / stub, dest / sub / "CMakeLists.txt")
+        # TheRock includes <dir>/{pre,post}_hook_<subproject>.cmake into a
+        # subproject declared in <dir>: the real projects' hooks, not the stubs'.
+        for hook in list((dest / sub).glob("pre_hook_*.cmake")) + list((dest / sub).glob("post_hook_*.cmake")):
+            hook.unlink()
     # The top level reads HIP's version from rocm-systems (a submodule).
     version = dest / "rocm-systems/projects/hip/VERSION"
     version.parent.mkdir(parents=True, exist_ok=True)
