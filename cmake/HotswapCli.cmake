@@ -90,6 +90,28 @@ install(PROGRAMS "$<TARGET_FILE:hotswap-cli>"
 install(FILES "${HOTSWAP_MAN_PAGE}.gz"
   DESTINATION "${CMAKE_INSTALL_MANDIR}/man1"
   COMPONENT cli)
+# In TheRock with THEROCK_SPLIT_DEBUG_INFO (set by its project_init.cmake), the
+# post-subproject hook copies the debug information of the build targets to
+# <stage>/.build-id/<xx>/<rest>.debug before the stage is stripped; bin/hotswap
+# is an imported target, which the hook does not see, so its file is written
+# here the same way, from the unstripped binary of the build tree (the artifact's
+# dbg component then holds both).
+if(THEROCK_SPLIT_DEBUG_INFO AND CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  include(CMakeFindBinUtils)
+  set(_hotswap_stage_root "${THEROCK_STAGE_INSTALL_ROOT}")
+  if(NOT _hotswap_stage_root)
+    set(_hotswap_stage_root "\${CMAKE_INSTALL_PREFIX}")
+  endif()
+  install(CODE "
+    execute_process(COMMAND \"${CMAKE_COMMAND}\"
+      \"-DBINARY=$<TARGET_FILE:hotswap-cli>\"
+      \"-DOUT=\$ENV{DESTDIR}${_hotswap_stage_root}/.build-id\" -DKEEP_OUT=ON
+      \"-DOBJCOPY=${CMAKE_OBJCOPY}\" \"-DREADELF=${CMAKE_READELF}\"
+      -P \"${PROJECT_SOURCE_DIR}/packaging/rpm/split_debug.cmake\"
+      COMMAND_ERROR_IS_FATAL ANY)"
+    COMPONENT cli)
+endif()
+
 # `cmake --install --strip` and CPack (CPACK_STRIP_FILES) strip what
 # install(TARGETS) installs; an imported executable is installed as a file, so
 # it is stripped here the same way.

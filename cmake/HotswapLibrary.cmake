@@ -52,6 +52,12 @@ target_link_options(hsa-hotswap PRIVATE
   # then aborts reloading it ("inconsistency in registered CommandLine
   # options"), and a hook still held by a later tool would point nowhere.
   "LINKER:-z,nodelete")
+# Release and MinSizeRel carry no debug information: cargo builds the crate
+# without it (CARGO_PROFILE_RELEASE_DEBUG=0, HotswapRust.cmake), and the
+# prebuilt Rust standard library objects in the archive, which have it, lose
+# theirs at this link.
+target_link_options(hsa-hotswap PRIVATE
+  "$<$<CONFIG:Release,MinSizeRel>:LINKER:--strip-debug>")
 # ROCr and COMGR are linked so that the library records which ones it was built
 # for (dpkg-shlibdeps and rpm derive package dependencies from that); the Rust
 # code resolves COMGR's functions at run time from the same library. No symbol

@@ -12,6 +12,14 @@
 # Rust code resolves COMGR's functions from that very library at run time.
 set(HOTSWAP_CARGO_ENV
   "HOTSWAP_COMGR_SONAME=$<TARGET_SONAME_FILE_NAME:amd_comgr>")
+# Debug information follows CMAKE_BUILD_TYPE, as it does for C: Cargo.toml's
+# profile.release keeps `debug = 1` (line tables and symbols, what
+# RelWithDebInfo and the distribution packages' debuginfo want); a Release or
+# MinSizeRel build overrides it to none, and cargo then also strips the debug
+# information of the Rust standard library from what it links (bin/hotswap).
+if(CMAKE_BUILD_TYPE MATCHES "^(Release|MinSizeRel)$")
+  list(APPEND HOTSWAP_CARGO_ENV "CARGO_PROFILE_RELEASE_DEBUG=0")
+endif()
 
 set(_hotswap_corrosion_source "")
 if(COMMAND corrosion_import_crate)

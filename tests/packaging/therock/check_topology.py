@@ -15,6 +15,7 @@ from pathlib import Path
 # Artifacts, artifact groups and packages of TheRock that the entries may name.
 THEROCK_ARTIFACTS = {"base", "sysdeps", "amd-llvm", "core-runtime", "core-hip", "core-kpack", "rocjitsu-hotswap"}
 THEROCK_GROUPS = {"base", "compiler", "core-runtime", "hip-runtime", "third-party-sysdeps", "rocjitsu"}
+# Each flag the entry's artifact needs is declared by the fragment's FLAGS entry.
 THEROCK_PACKAGES = {"amdrocm-runtime", "amdrocm-runtime-devel", "amdrocm-base", "amdrocm-llvm"}
 ENTITY = re.compile(r"^[a-z][a-z0-9-]*$")
 
@@ -29,9 +30,14 @@ def declared_values(path):
 def main() -> int:
     topology_file, package_file, declared_file, src_root, fragment = sys.argv[1:]
     topo = tomllib.loads(Path(topology_file).read_text())
+    branch = json.loads((Path(topology_file).parent / "BRANCH_CONFIG.entry.json").read_text())
+    if sorted(branch.get("flags", {})) != ["INCLUDE_HSA_HOTSWAP"]:
+        errors_early = ["BRANCH_CONFIG.entry.json must turn on exactly the flag INCLUDE_HSA_HOTSWAP"]
+    else:
+        errors_early = []
     decl = declared_values(declared_file)
     fragment_text = Path(fragment).read_text()
-    errors = []
+    errors = errors_early
 
     # Source sets: external git sources under optional-sources/, pinned by commit.
     sources = {}
@@ -61,8 +67,13 @@ def main() -> int:
         for source_set in group.get("source_sets", []):
             if source_set not in topo.get("source_sets", {}) and source_set not in {"base", "rocm-systems", "compilers"}:
                 errors.append(f"artifact group {name!r} names unknown source set {source_set!r}")
-        if rel_source in sources and sources[rel_source] not in group.get("source_sets", []):
-            errors.append(f"artifact group {name!r} does not fetch the source set {sources[rel_source]!r}")
+        # The optional source set is fetched for the group where a branch asks for
+        # it (BRANCH_CONFIG.json), not by every stage build that contains it.
+        branch_sets = branch.get("artifact_groups", {}).get(name, {}).get("source_sets", [])
+        if rel_source in sources and sources[rel_source] in group.get("source_sets", []):
+            errors.append(f"artifact group {name!r} fetches {sources[rel_source]!r} in every stage build")
+        if rel_source in sources and sources[rel_source] not in branch_sets:
+            errors.append(f"BRANCH_CONFIG.entry.json does not fetch {sources[rel_source]!r} for group {name!r}")
 
     artifacts = topo.get("artifacts", {})
     artifact = artifacts.get(decl["ARTIFACT"])
@@ -80,6 +91,11 @@ def main() -> int:
         feature = artifact.get("feature_name", decl["ARTIFACT"].upper().replace("-", "_"))
         if f"if(THEROCK_ENABLE_{feature})" not in fragment_text:
             errors.append(f"the fragment is not guarded by THEROCK_ENABLE_{feature}")
+        # Off by default: disabled on Linux unless the flag is on (hrx's precedent).
+        flag = artifact.get("disable_platforms_if_flags_not_set", {}).get("linux")
+        flags_text = (Path(topology_file).parent / "FLAGS.entry.cmake").read_text()
+        if not flag or not re.search(rf"NAME {flag}\s+DEFAULT_VALUE OFF", flags_text):
+            errors.append(f"artifact {decl['ARTIFACT']!r} is not behind a flag that FLAGS.entry.cmake declares OFF")
         # The runtime deps' artifacts are artifact deps.
         for dep, art in {"ROCR-Runtime": "core-runtime", "amd-comgr": "amd-llvm"}.items():
             if dep in decl["SUBPROJECT_RUNTIME_DEPS"].split(";") and art not in artifact.get("artifact_deps", []):

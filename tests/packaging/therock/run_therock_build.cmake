@@ -1,7 +1,7 @@
 # ctest package.therock.provider: build this project the way TheRock builds a
 # subproject, following packaging/therock/ only, and check each result against
 # TheRock's conventions.
-#   1. therock_model.cmake evaluates hsa-hotswap.cmake as core/CMakeLists.txt
+#   1. therock_model.cmake evaluates emulation.entry.cmake as emulation/CMakeLists.txt
 #      would (TheRock's keyword lists and path resolution, only the variables
 #      TheRock defines, --warn-uninitialized): where the subproject's source,
 #      build, stage and dist directories are, its deps and RPATH dirs, the
@@ -17,7 +17,7 @@
 #   5. check_artifact.py: the descriptor names the real stage dir and exactly the
 #      declared components, which select exactly the staged files (lib, run: the
 #      program, dbg, dev, doc: notices and the manual page; TheRock fails on an
-#      unmatched file);
+#      file no component selects: TheRock would leave it out silently);
 #   6. check_topology.py: the BUILD_TOPOLOGY and package.json entries.
 # Inputs: SOURCE_DIR, SCRATCH, GENERATOR, BUILD_TYPE, CARGO_TARGET_DIR, HSA_DIR,
 #         COMGR_DIR, PYTHON, READELF.
@@ -47,22 +47,31 @@ function(run_out)
 endfunction()
 
 # --- 1. The declaration, evaluated as TheRock would -----------------------------
-# TheRock's trees: THEROCK_SOURCE_DIR with core/ (the fragment and its descriptor)
-# and optional-sources/hotswap (this checkout), THEROCK_BINARY_DIR.
+# TheRock's trees: THEROCK_SOURCE_DIR with emulation/ (the fragment and its
+# descriptor), BUILD_TOPOLOGY.toml (the source set, its commit filled in as a
+# release does) and optional-sources/hotswap (this checkout), THEROCK_BINARY_DIR.
 set(_src_root "${SCRATCH}/therock-src")
 set(_root "${SCRATCH}/therock-build")
 file(REMOVE_RECURSE "${_src_root}" "${_root}")
-file(MAKE_DIRECTORY "${_src_root}/core" "${_src_root}/optional-sources" "${_root}/core")
+file(MAKE_DIRECTORY "${_src_root}/emulation" "${_src_root}/optional-sources" "${_root}/emulation")
 file(CREATE_LINK "${SOURCE_DIR}" "${_src_root}/optional-sources/hotswap" SYMBOLIC)
-file(COPY "${_therock_dir}/artifact-hsa-hotswap.toml" DESTINATION "${_src_root}/core")
+file(COPY "${_therock_dir}/artifact-hsa-hotswap.toml" DESTINATION "${_src_root}/emulation")
+file(READ "${_therock_dir}/BUILD_TOPOLOGY.entry.toml" _topology)
+string(REPLACE "0000000000000000000000000000000000000000" "1111111111111111111111111111111111111111"
+       _topology "${_topology}")
+file(WRITE "${_src_root}/BUILD_TOPOLOGY.toml" "${_topology}")
 run_out(OUTPUT _topology_feature COMMAND "${PYTHON}" -c
   "import sys, tomllib; a = tomllib.load(open(sys.argv[1], 'rb'))['artifacts']['hsa-hotswap']; print(a['feature_name'], end='')"
   "${_therock_dir}/BUILD_TOPOLOGY.entry.toml")
 set(_declared "${SCRATCH}/declared.cmake")
+set(_model_dir "${SCRATCH}/model")
+file(REMOVE_RECURSE "${_model_dir}")
+file(WRITE "${_model_dir}/CMakeLists.txt"
+  "cmake_minimum_required(VERSION 3.22)\nproject(therock_model NONE)\ninclude(\"${_here}/therock_model.cmake\")\n")
 run_out(OUTPUT _model COMMAND "${CMAKE_COMMAND}" --warn-uninitialized
-  "-DFRAGMENT=${_therock_dir}/hsa-hotswap.cmake" "-DROOT=${_root}" "-DSRC_ROOT=${_src_root}"
-  "-DFEATURE=${_topology_feature}" "-DOUT=${_declared}"
-  -P "${_here}/therock_model.cmake")
+  -S "${_model_dir}" -B "${_model_dir}/build" -G "${GENERATOR}"
+  "-DFRAGMENT=${_therock_dir}/emulation.entry.cmake" "-DROOT=${_root}" "-DSRC_ROOT=${_src_root}"
+  "-DFEATURE=${_topology_feature}" "-DOUT=${_declared}")
 message(STATUS "${_model}")
 if(_model MATCHES "uninitialized variable[^\n]*")
   message(FATAL_ERROR "the fragment uses a variable TheRock does not define: ${CMAKE_MATCH_0}")
@@ -72,6 +81,11 @@ foreach(_dir IN ITEMS SUBPROJECT_BINARY_DIR SUBPROJECT_STAGE_DIR)
   if(NOT IS_ABSOLUTE "${${_dir}}")
     message(FATAL_ERROR "TheRock resolves the ${_dir} to the relative path '${${_dir}}': "
                         "with an absolute EXTERNAL_SOURCE_DIR, BINARY_DIR must be absolute")
+  endif()
+endforeach()
+foreach(_source IN ITEMS rust/hsa-hotswap/src/lib.rs Cargo.toml Cargo.lock)
+  if(NOT "${_src_root}/optional-sources/hotswap/${_source}" IN_LIST SUBPROJECT_SOURCES)
+    message(FATAL_ERROR "the subproject's SOURCES lack ${_source}: editing it would not rebuild")
   endif()
 endforeach()
 if(NOT PROVIDED_PACKAGE STREQUAL "${SUBPROJECT};hotswap;lib/cmake/hotswap" OR NOT ACTIVATED STREQUAL SUBPROJECT)
@@ -162,10 +176,21 @@ if(NOT _notes MATCHES "Build ID: ([0-9a-f][0-9a-f])([0-9a-f]+)")
   message(FATAL_ERROR "the staged library has no build ID")
 endif()
 set(_debug ".build-id/${CMAKE_MATCH_1}/${CMAKE_MATCH_2}.debug")
-capture(_sections "${READELF}" -S -W "${SUBPROJECT_STAGE_DIR}/${_debug}")
-if(NOT _sections MATCHES "\\.debug_info")
-  message(FATAL_ERROR "${_debug} holds no debug information")
+capture(_notes "${READELF}" -n "${SUBPROJECT_STAGE_DIR}/bin/hotswap")
+if(NOT _notes MATCHES "Build ID: ([0-9a-f][0-9a-f])([0-9a-f]+)")
+  message(FATAL_ERROR "the staged bin/hotswap has no build ID")
 endif()
+set(_cli_debug ".build-id/${CMAKE_MATCH_1}/${CMAKE_MATCH_2}.debug")
+foreach(_file IN ITEMS "${_debug}" "${_cli_debug}")
+  capture(_sections "${READELF}" -S -W "${SUBPROJECT_STAGE_DIR}/${_file}")
+  if(BUILD_TYPE MATCHES "^(Release|MinSizeRel)$")
+    if(_sections MATCHES "\\.debug_info")
+      message(FATAL_ERROR "${_file}: a ${BUILD_TYPE} build carries debug information")
+    endif()
+  elseif(NOT _sections MATCHES "\\.debug_info")
+    message(FATAL_ERROR "${_file} holds no debug information")
+  endif()
+endforeach()
 
 # --- 5. The artifact descriptor ---------------------------------------------------
 string(TOLOWER "${BUILD_TYPE}" _config)
@@ -176,7 +201,7 @@ set(_cmake lib/cmake/hotswap)
 list(JOIN ARTIFACT_COMPONENTS "," _components)
 set(_expect
     "lib=lib/libhsa-hotswap.so"
-    "dbg=${_debug}"
+    "dbg=${_debug},${_cli_debug}"
     "dev=include/hotswap/hotswap.h,include/hotswap/hotswap_gate.h,${_cmake}/hotswap-config.cmake,${_cmake}/hotswap-config-version.cmake,${_cmake}/hotswap-targets.cmake,${_cmake}/hotswap-targets-${_config}.cmake"
     "doc=share/doc/hotswap/LICENSE,share/doc/hotswap/THIRD-PARTY-NOTICES,share/man/man1/hotswap.1.gz"
     "run=bin/hotswap")
@@ -194,6 +219,6 @@ endif()
 # --- 6. BUILD_TOPOLOGY and package.json entries -------------------------------------
 run_out(OUTPUT _topology COMMAND "${PYTHON}" "${_here}/check_topology.py"
     "${_therock_dir}/BUILD_TOPOLOGY.entry.toml" "${_therock_dir}/package.entry.json"
-    "${_declared}" "${_src_root}" "${_therock_dir}/hsa-hotswap.cmake")
+    "${_declared}" "${_src_root}" "${_therock_dir}/emulation.entry.cmake")
 message(STATUS "${_topology}")
 message(STATUS "TheRock-style build passed")

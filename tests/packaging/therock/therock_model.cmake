@@ -1,7 +1,9 @@
-# cmake --warn-uninitialized -DFRAGMENT=... -DROOT=... -DSRC_ROOT=... -DFEATURE=... -DOUT=... -P therock_model.cmake
+# Included by a project(NONE) that run_therock_build.cmake writes (project mode:
+# the fragment globs with CONFIGURE_DEPENDS), configured with
+# --warn-uninitialized -DFRAGMENT=... -DROOT=... -DSRC_ROOT=... -DFEATURE=... -DOUT=...
 #
-# Evaluates the TheRock fragment (packaging/therock/hsa-hotswap.cmake) the way
-# TheRock's core/CMakeLists.txt would, with stand-ins for TheRock's functions
+# Evaluates the TheRock fragment (packaging/therock/emulation.entry.cmake) the way
+# TheRock's emulation/CMakeLists.txt would, with stand-ins for TheRock's functions
 # that follow cmake/therock_subproject.cmake, therock_artifacts.cmake and
 # therock_testing.cmake:
 #   - the keyword lists of therock_cmake_subproject_declare / therock_provide_artifact
@@ -16,16 +18,19 @@
 #   - DESCRIPTOR relative to CMAKE_CURRENT_SOURCE_DIR, a validate PATH relative to
 #     CMAKE_CURRENT_BINARY_DIR.
 # Only the variables TheRock defines exist (THEROCK_SOURCE_DIR, THEROCK_BINARY_DIR,
-# the THEROCK_ENABLE_* feature, CMAKE_CURRENT_{SOURCE,BINARY}_DIR of core/), so
+# the THEROCK_ENABLE_* feature, THEROCK_BUILD_TESTING, THEROCK_SANITIZER,
+# CMAKE_CURRENT_{SOURCE,BINARY}_DIR of emulation/), so
 # --warn-uninitialized reports a variable TheRock never sets.
 # Writes what was declared to OUT (set() commands) for run_therock_build.cmake.
 cmake_minimum_required(VERSION 3.22)
 
 set(THEROCK_SOURCE_DIR "${SRC_ROOT}")
 set(THEROCK_BINARY_DIR "${ROOT}")
-set(CMAKE_CURRENT_SOURCE_DIR "${SRC_ROOT}/core")
-set(CMAKE_CURRENT_BINARY_DIR "${ROOT}/core")
+set(CMAKE_CURRENT_SOURCE_DIR "${SRC_ROOT}/emulation")
+set(CMAKE_CURRENT_BINARY_DIR "${ROOT}/emulation")
 set(THEROCK_ENABLE_${FEATURE} ON)
+set(THEROCK_BUILD_TESTING OFF)
+set(THEROCK_SANITIZER "")
 
 # Subprojects TheRock declares that hotswap may depend on, with their
 # INTERFACE_INSTALL_RPATH_DIRS (core/CMakeLists.txt, compiler/CMakeLists.txt).
@@ -41,9 +46,20 @@ function(therock_cmake_subproject_declare target_name)
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "therock_cmake_subproject_declare: unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
-  if(NOT ARG_DISABLE_AMDGPU_TARGETS OR ARG_USE_DIST_AMDGPU_TARGETS OR ARG_DEFAULT_GPU_TARGETS OR ARG_COMPILER_TOOLCHAIN)
-    message(FATAL_ERROR "${target_name} builds no GPU code, with the host compiler")
+  if(NOT ARG_DISABLE_AMDGPU_TARGETS OR ARG_USE_DIST_AMDGPU_TARGETS OR ARG_DEFAULT_GPU_TARGETS)
+    message(FATAL_ERROR "${target_name} builds no GPU code")
   endif()
+  # As TheRock's core runtime subprojects on Linux (the model builds with the
+  # host compiler: package.therock.real uses TheRock's toolchain handling).
+  if(NOT ARG_COMPILER_TOOLCHAIN STREQUAL "amd-llvm")
+    message(FATAL_ERROR "${target_name}: COMPILER_TOOLCHAIN '${ARG_COMPILER_TOOLCHAIN}', expected amd-llvm")
+  endif()
+  # TheRock makes every RUNTIME_DEP a build dep: repeating them is noise.
+  foreach(_dep IN LISTS ARG_BUILD_DEPS)
+    if(_dep IN_LIST ARG_RUNTIME_DEPS)
+      message(FATAL_ERROR "${target_name}: BUILD_DEPS repeats the RUNTIME_DEP ${_dep}")
+    endif()
+  endforeach()
   foreach(_dep IN LISTS ARG_BUILD_DEPS ARG_RUNTIME_DEPS)
     if(NOT _dep IN_LIST _known_subprojects)
       message(FATAL_ERROR "${target_name}: '${_dep}' is not a TheRock subproject")
@@ -113,6 +129,32 @@ function(therock_cmake_subproject_activate subproject)
   set_property(GLOBAL APPEND_STRING PROPERTY hotswap_declared "set(ACTIVATED \"${subproject}\")\n")
 endfunction()
 
+function(therock_cmake_subproject_dist_dir out_var subproject)
+  if(NOT subproject IN_LIST _known_subprojects)
+    message(FATAL_ERROR "therock_cmake_subproject_dist_dir: '${subproject}' is not a TheRock subproject")
+  endif()
+  set(${out_var} "${THEROCK_BINARY_DIR}/compiler/${subproject}/dist" PARENT_SCOPE)
+endfunction()
+function(therock_cmake_subproject_glob_c_sources subproject)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "SUBDIRS")
+  if(ARG_UNPARSED_ARGUMENTS OR NOT ARG_SUBDIRS)
+    message(FATAL_ERROR "therock_cmake_subproject_glob_c_sources: SUBDIRS expected")
+  endif()
+endfunction()
+# The build stamp depends on the subproject target's SOURCES: record them.
+function(target_sources target)
+  get_property(_subprojects GLOBAL PROPERTY hotswap_subprojects)
+  if(NOT target IN_LIST _subprojects)
+    message(FATAL_ERROR "target_sources: '${target}' was not declared")
+  endif()
+  list(REMOVE_ITEM ARGN PRIVATE)
+  set_property(GLOBAL APPEND PROPERTY hotswap_sources ${ARGN})
+endfunction()
+function(therock_cmake_subproject_build_test subproject)
+  if(NOT THEROCK_BUILD_TESTING)
+    return()
+  endif()
+endfunction()
 # cmake/therock_testing.cmake
 function(therock_test_validate_shared_lib)
   cmake_parse_arguments(PARSE_ARGV 0 ARG "" "PATH" "LIB_NAMES")
@@ -166,6 +208,8 @@ get_property(_subprojects GLOBAL PROPERTY hotswap_subprojects)
 if(NOT _subprojects)
   message(FATAL_ERROR "the fragment declared no subproject with THEROCK_ENABLE_${FEATURE} on")
 endif()
+get_property(_sources GLOBAL PROPERTY hotswap_sources)
+set_property(GLOBAL APPEND_STRING PROPERTY hotswap_declared "set(SUBPROJECT_SOURCES \"${_sources}\")\n")
 get_property(_declared GLOBAL PROPERTY hotswap_declared)
 file(WRITE "${OUT}" "${_declared}")
 message(STATUS "declared:\n${_declared}")
