@@ -9,10 +9,10 @@ use std::io::Write;
 use std::os::fd::AsRawFd;
 
 use super::{fake_slots, FakeAgent, FakeRuntime, FAILING_EXECUTABLE};
+use crate::hooks::{CreateFromFileFn, CreateFromMemoryFn, LoadAgentCodeObjectFn, ReaderDestroyFn};
 use crate::hsa::api::{
     fn_from_slot, hsa_agent_t, hsa_code_object_reader_t, hsa_executable_t, hsa_isa_t, hsa_status_t,
-    AgentGetInfoFn, AgentIterateIsasFn, CreateFromFileFn, CreateFromMemoryFn, IsaGetInfoAltFn,
-    IterateAgentsFn, LoadAgentCodeObjectFn, ReaderDestroyFn, HSA_AGENT_INFO_DEVICE,
+    AgentGetInfoFn, AgentIterateIsasFn, IsaGetInfoAltFn, IterateAgentsFn, HSA_AGENT_INFO_DEVICE,
     HSA_ISA_INFO_NAME, HSA_ISA_INFO_NAME_LENGTH,
 };
 use crate::hsa::table::{
