@@ -187,7 +187,7 @@ fn doctor_and_man_page_flags() {
         .filter(|c| !c.is_hide_set())
         .map(|c| c.get_name())
         .collect();
-    assert_eq!(visible, ["inspect", "rewrite", "doctor"]);
+    assert_eq!(visible, ["inspect", "rewrite", "doctor", "cache"]);
 }
 
 #[test]
