@@ -510,7 +510,7 @@ def man_page(hotswap, page, man, scratch):
     top = run([hotswap, "--help"], expect=0).stdout
     check("man-page" not in top, "--help does not list the hidden man-page subcommand")
     commands = [c for c in help_sections(top)["Commands"] if c != "help"]
-    check(commands == ["inspect", "rewrite", "doctor"], f"--help lists the commands {commands}")
+    check(commands == ["inspect", "rewrite", "doctor", "cache"], f"--help lists the commands {commands}")
     for command in commands:
         check(f"   hotswap {command}\n" in text, f"the page has a section for hotswap {command}")
         sub = help_sections(run([hotswap, command, "--help"], expect=0).stdout)

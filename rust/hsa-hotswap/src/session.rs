@@ -153,6 +153,7 @@ pub fn unload() {
     let Some(session) = current() else { return };
     if session.patched.restore(Restore::Unload) {
         log::info!("tool unloaded; {}", STATS.summary());
+        log::info!("{}", crate::rewrite_cache::COUNTERS.summary());
     }
 }
 

@@ -180,6 +180,21 @@ pub static COUNTERS: Counters = Counters {
     errors: AtomicU64::new(0),
 };
 
+impl Counters {
+    /// One line for the log.
+    pub fn summary(&self) -> String {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        format!(
+            "rewrite cache: hits {}, misses {}, entries written {}, entries refused {}, I/O errors {}",
+            get(&self.hits),
+            get(&self.misses),
+            get(&self.writes),
+            get(&self.refused),
+            get(&self.errors)
+        )
+    }
+}
+
 fn count(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
 }
