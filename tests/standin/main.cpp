@@ -1191,7 +1191,7 @@ void stamp(std::vector<uint8_t> &bytes, size_t base, int i) {
 // cycles with one rewritten load each (count / 100) whose executable is left to
 // hsa_shut_down. Prints resident memory and heap bytes at the start and end,
 // and fails when either grows by more than STANDIN_SOAK_BOUND (default 64)
-// bytes per cycle (16 times that for the init cycles: one leaked session and
+// bytes per cycle (4 times that for the init cycles: one leaked session and
 // rewritten object per cycle, what this guards against, is kilobytes).
 void scenario_soak(const std::string &arg) {
   int count = arg.empty() ? 100000 : std::atoi(arg.c_str());
@@ -1247,7 +1247,7 @@ void scenario_soak(const std::string &arg) {
   // executable (and a reader) to hsa_shut_down, as many processes do.
   rewritten = failed = 0;
   int inits = std::max(1, count / 100);
-  soak("hsa_init/hsa_shut_down", std::max(1, inits / 10), inits, bound * 16, [&](int i) {
+  soak("hsa_init/hsa_shut_down", std::max(1, inits / 10), inits, bound * 4, [&](int i) {
     init();
     stamp(bytes, base, i + 20 * count);
     hsa_code_object_reader_t reader{};

@@ -46,7 +46,7 @@ macro_rules! hooks {
         )*
 
         /// Number of slots the tool writes.
-        pub const PATCH_COUNT: usize = [$(stringify!($name)),*].len();
+        pub(crate) const PATCH_COUNT: usize = [$(stringify!($name)),*].len();
 
         /// Every slot the tool writes, with the hook it writes there.
         pub fn patches() -> [(Slot, usize); PATCH_COUNT] {

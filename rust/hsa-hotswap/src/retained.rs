@@ -51,7 +51,7 @@ use crate::rewriter::{RetargetError, Retargeted, Rewritten};
 use crate::stats::{Stats, STATS};
 
 /// At most this many "unchanged" or "declined" answers are cached.
-pub const MAX_SETTLED: usize = 4096;
+pub(crate) const MAX_SETTLED: usize = 4096;
 
 /// A rewritten code object the tool owns; freed (and counted as released) when
 /// the last [`Arc`] goes.
