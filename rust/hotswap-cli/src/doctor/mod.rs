@@ -240,6 +240,9 @@ pub struct Rewriters {
 pub struct Candidate {
     /// Its name.
     pub name: &'static str,
+    /// What the backend is (the registry's summary), `null` when
+    /// `HSA_HOTSWAP_REWRITER` names a library that is no usable backend.
+    pub summary: Option<&'static str>,
     /// Usable.
     pub usable: bool,
     /// Its description when usable, else why not.
@@ -423,6 +426,9 @@ pub fn diagnose(env: &dyn Fn(&str) -> Option<String>) -> Report {
             };
             Candidate {
                 name,
+                summary: candidate
+                    .kind
+                    .map(|k| hsa_hotswap::rewriter::registry::entry(k).summary),
                 usable: result.is_ok(),
                 detail: result.unwrap_or_else(|why| why),
             }
