@@ -720,13 +720,19 @@ void scenario_dedupe() {
 }
 
 // ROCr's own hotswap hook is active (argv "first": installed by ROCr before the
-// HSA_TOOLS_LIB tools; "after": named after the tool in HSA_TOOLS_LIB). The tool
-// must not rewrite anything — no code object translated twice — and every load
-// still reaches the runtime through the hook.
-unsigned rocr_hook_loads() {
+// HSA_TOOLS_LIB tools, through either of its gates, or named before the tool in
+// HSA_TOOLS_LIB; "after": named after the tool). The tool must not rewrite
+// anything on any agent — no code object translated twice — and every load
+// reaches the runtime through the hook, which decides it by its own rule
+// (rocr_hook.cpp): on the A0 named gfx1250 it translates the gfx1250 object and
+// loads the others (gfx1250-strict code included) as unchanged copies; on the
+// A0 named gfx1250-strict, as on every other agent, it passes every object
+// through (the caller's own bytes, B0 code untranslated); an agent whose
+// revision cannot be read fails with HSA_STATUS_ERROR_INVALID_AGENT.
+unsigned rocr_hook_counter(const char *name) {
   const char *path = std::getenv("STANDIN_ROCR_HOOK_PATH");
   void *h = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
-  auto fn = h ? reinterpret_cast<unsigned (*)()>(dlsym(h, "rocr_hook_loads")) : nullptr;
+  auto fn = h ? reinterpret_cast<unsigned (*)()>(dlsym(h, name)) : nullptr;
   unsigned n = fn ? fn() : 0;
   if (h) dlclose(h);
   return n;
@@ -742,19 +748,39 @@ void scenario_rocr_hook(bool hook_first) {
                   std::string(info.dli_fname).find("libhsa_hotswap_rocjitsu.so") != std::string::npos;
     CHECK(hooked, "the load slot must hold ROCr's hook, untouched by the tool");
   }
-  unsigned hook_before = rocr_hook_loads();
+  unsigned loads_before = rocr_hook_counter("rocr_hook_loads");
+  unsigned translations_before = rocr_hook_counter("rocr_hook_translations");
+  unsigned expected_translations = 0, loads = 0;
   for (const Agent &agent : agents()) {
-    for (const char *co : {"gfx1250", "gfx942"}) {
+    for (const char *co : {"gfx1250", "gfx1250-strict", "gfx942"}) {
       Outcome o = load_memory(object(co), agent);
-      CHECK(o.status == HSA_STATUS_SUCCESS && !o.rewritten && o.caller_bytes, "%s on %s", co, agent.label.c_str());
+      ++loads;
+      bool hook_a0 = agent.label == "gfx1250-A0";
+      bool translated = hook_a0 && std::string(co) == "gfx1250";
+      LoadRecord r = last_load();
+      bool hook_marked = r.ptr != nullptr && r.size >= 16 && std::memcmp(r.ptr + 9, "ROCRHK!", 7) == 0;
+      if (agent.label == "gfx1250-rev?") {
+        CHECK(o.status == HSA_STATUS_ERROR_INVALID_AGENT, "%s on %s: status %#x", co, agent.label.c_str(),
+              o.status);
+        continue;
+      }
+      CHECK(o.status == HSA_STATUS_SUCCESS && !o.rewritten, "%s on %s", co, agent.label.c_str());
+      CHECK(o.caller_bytes == !hook_a0, "%s on %s: the hook's copy exactly on its A0", co, agent.label.c_str());
+      CHECK(hook_marked == translated, "%s on %s: translated by the hook: %d", co, agent.label.c_str(),
+            hook_marked);
+      expected_translations += translated;
     }
   }
-  unsigned hook_loads = rocr_hook_loads() - hook_before;
+  unsigned hook_loads = rocr_hook_counter("rocr_hook_loads") - loads_before;
+  unsigned translations = rocr_hook_counter("rocr_hook_translations") - translations_before;
   CHECK(rewriter_calls() == 0, "the tool called its rewriter %u time(s) while ROCr's hook is active",
         rewriter_calls());
-  CHECK(hook_loads == 2 * agents().size(), "ROCr's hook saw %u of %zu loads", hook_loads, 2 * agents().size());
-  std::printf("rocr hook (%s): %u loads through ROCr's hook, 0 rewriter calls by the tool\n",
-              hook_first ? "installed by ROCr first" : "named after the tool", hook_loads);
+  CHECK(hook_loads == loads, "ROCr's hook saw %u of %u loads", hook_loads, loads);
+  CHECK(translations == expected_translations && expected_translations > 0,
+        "ROCr's hook translated %u object(s), expected %u", translations, expected_translations);
+  std::printf("rocr hook (%s): %u loads through ROCr's hook, %u translated by it (gfx1250 code on the A0 "
+              "named gfx1250; none on the A0 named gfx1250-strict), 0 rewriter calls by the tool\n",
+              hook_first ? "installed before the tool" : "named after the tool", hook_loads, translations);
 }
 
 // ---- demo ---------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -331,13 +332,38 @@ void fill_core(CoreApiTable &core) {
   core.hsa_executable_destroy_fn = executable_destroy;
 }
 
+// The project's truthiness rule (ROCr's for these flags): unset, empty, 0, off,
+// false, no, n, f (any case) are false.
+bool truthy(const char *name) {
+  const char *v = std::getenv(name);
+  if (v == nullptr) return false;
+  std::string s(v);
+  for (char &c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return !(s.empty() || s == "0" || s == "off" || s == "false" || s == "no" || s == "n" || s == "f");
+}
+
 // ROCr's own hotswap tool (Runtime::LoadHotswapTool, rocm-systems #9856): on a
-// machine with an A0 GPU, ROCr installs libhsa_hotswap_rocjitsu.so before any
-// HSA_TOOLS_LIB tool and keeps it with the tools (reverse-order OnUnload).
-// STANDIN_ROCR_HOOK names the library that plays it here.
+// machine with an A0 GPU (first ISA gfx1250 or gfx1250-strict, ASIC revision 0),
+// ROCr installs libhsa_hotswap_rocjitsu.so before any HSA_TOOLS_LIB tool and
+// keeps it with the tools (reverse-order OnUnload). STANDIN_ROCR_HOOK names the
+// library that plays it here; STANDIN_ROCR_HOOK_GATE picks the ROCr: `disable`
+// (default; #9856: loaded unless HSA_HOTSWAP_DISABLE is true) or `enable`
+// (#11526/#11576: loaded only with HSA_HOTSWAP_ENABLE true).
 void load_rocr_hook() {
   const char *path = std::getenv("STANDIN_ROCR_HOOK");
   if (path == nullptr || *path == '\0') return;
+  const char *gate = std::getenv("STANDIN_ROCR_HOOK_GATE");
+  bool opt_in = gate != nullptr && std::string(gate) == "enable";
+  if (opt_in ? !truthy("HSA_HOTSWAP_ENABLE") : truthy("HSA_HOTSWAP_DISABLE")) return;
+  bool a0 = false;
+  for (const Agent &a : g_agents) {
+    const std::string &isa = a.isa;
+    auto ends = [&](const std::string &t) {
+      return isa.size() >= t.size() && isa.compare(isa.size() - t.size(), t.size(), t) == 0;
+    };
+    a0 = a0 || (a.revision == 0 && (ends("--gfx1250") || ends("--gfx1250-strict")));
+  }
+  if (!a0) return;
   void *handle = dlopen(path, RTLD_LAZY);
   auto on_load = handle ? reinterpret_cast<OnLoadFn>(dlsym(handle, "OnLoad")) : nullptr;
   HsaApiTable *root = runtime().root();

@@ -30,8 +30,9 @@ const GFX12_5_GENERIC: &str = "gfx12-5-generic";
 /// loads it on a `gfx1250-strict` agent because its loader's compatibility check
 /// for a non-generic code object compares the ISA version only (major, minor,
 /// stepping), and gfx1250 and gfx1250-strict are both 12.5.0
-/// (`Isa::IsCompatible`, rocm-systems `isa.cpp`; reference current-rocm.md §2.4,
-/// which notes that no `isa.cpp` after the strict registry entry was readable).
+/// (`Isa::IsCompatible`, rocm-systems `isa.cpp`, still a version-only comparison
+/// in the sources that register `gfx1250-strict`, with generic
+/// `gfx12-5-generic`; reference current-rocm.md §2.4, §5b).
 /// If a later ROCr compared names, the load of the rewritten object would fail
 /// and the tool would load the original, as after any failed load.
 pub const A0_TARGET_ISA: &str = "amdgcn-amd-amdhsa--gfx1250";

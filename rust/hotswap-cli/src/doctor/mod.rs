@@ -13,6 +13,7 @@
 //!   usable or why not (loaded and probed exactly as the tool does);
 //! - a verdict: what the tool would do, and every reason it would not.
 
+pub mod gates;
 mod inputs;
 pub mod loader;
 #[cfg(test)]
@@ -22,7 +23,7 @@ pub mod topology;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use hsa_hotswap::coexist::ROCR_HOOK_LIBRARY;
+use hsa_hotswap::coexist::{HSA_HOTSWAP_ENABLE, ROCR_HOOK_LIBRARY};
 use hsa_hotswap::config::{self, Config};
 use hsa_hotswap::policy::{self, AgentTarget};
 use hsa_hotswap::rewriter::BackendKind;
@@ -30,6 +31,7 @@ use hsa_hotswap::tools_lib::{self, ToolNames};
 use hsa_hotswap::version::HOTSWAP_TOOL_LIBRARY_NAME;
 use serde::Serialize;
 
+pub use gates::{GateReading, RegisterGate, Secure};
 pub use inputs::Inputs;
 use loader::{Dynamic, Located, Search};
 
@@ -126,7 +128,8 @@ pub struct Rocr {
     pub links_rocprofiler_register: bool,
     /// Names `HSA_TOOLS_ROCPROFILER_V1_TOOLS` (its gate on v1 tools).
     pub v1_tools_gate: bool,
-    /// Names `libhsa-hotswap.so` (the name-keyed exemption from that gate).
+    /// Names `libhsa-hotswap.so` (builds of mid-2026, rocm-systems #7629, exempted
+    /// it from that gate by name; current `LoadTools` has no such exemption).
     pub names_this_tool: bool,
     /// Names `libhsa_hotswap_rocjitsu.so` (its own hotswap hook).
     pub knows_hotswap_hook: bool,
@@ -149,6 +152,8 @@ pub struct ToolsLib {
     pub names_hotswap: bool,
     /// Every entry ROCr returns, in order.
     pub entries: Vec<ToolEntry>,
+    /// ROCr ignores `HSA_TOOLS_LIB` in `AT_SECURE` processes.
+    pub secure: Secure,
 }
 
 /// One `HSA_TOOLS_LIB` entry.
@@ -162,22 +167,6 @@ pub struct ToolEntry {
     pub is_rocr_hook: bool,
     /// Where `dlopen` from ROCr finds it.
     pub found: Option<Located>,
-}
-
-/// rocprofiler-register's gate.
-#[derive(Debug, Serialize)]
-pub struct RegisterGate {
-    /// The gate applies (ROCr links rocprofiler-register and
-    /// `HSA_TOOLS_DISABLE_REGISTER` is not true).
-    pub in_play: bool,
-    /// The deciding variables.
-    pub variables: Variables,
-    /// `loaded`, `skipped`, or `skipped-if-sdk-tool` (skipped when a
-    /// rocprofiler-sdk tool is active in the process, which only the
-    /// application can tell).
-    pub tools_lib: &'static str,
-    /// Why.
-    pub explanation: String,
 }
 
 /// ROCr's own hotswap hook.
@@ -197,8 +186,15 @@ pub struct RocrHook {
     pub named_in_tools_lib: bool,
     /// It would be loaded (by ROCr or through `HSA_TOOLS_LIB`).
     pub would_load: bool,
+    /// The gate this ROCr uses, as its strings tell (`HSA_HOTSWAP_DISABLE` or
+    /// `HSA_HOTSWAP_ENABLE`); `null`: cannot tell, both readings below.
+    pub gate: Option<&'static str>,
+    /// Each gate that may apply, and whether it lets the hook in now.
+    pub readings: Vec<GateReading>,
     /// Why.
     pub explanation: String,
+    /// What to set to keep it off and use this tool (`null`: it stays off).
+    pub set: Option<String>,
 }
 
 /// This tool.
@@ -250,6 +246,9 @@ pub struct Rewriters {
 pub struct Candidate {
     /// Its name.
     pub name: &'static str,
+    /// What the backend is (the registry's summary), `null` when
+    /// `HSA_HOTSWAP_REWRITER` names a library that is no usable backend.
+    pub summary: Option<&'static str>,
     /// Usable.
     pub usable: bool,
     /// Its description when usable, else why not.
@@ -374,13 +373,26 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
         never_returns,
         names_hotswap: raw.as_deref().is_some_and(tools_lib::names_hotswap),
         entries,
+        secure: gates::secure_process(),
     };
 
     // --- rocprofiler-register ---------------------------------------------------------
-    let rocprofiler_register = register_gate(env, &rocr);
+    let rocprofiler_register = gates::register_gate(env, &rocr);
 
     // --- ROCr's hook -----------------------------------------------------------------------
-    let rocr_hook = rocr_hook(env, &rocr, &rocr_search, &tools_lib, a0_gpu);
+    let strict_named_a0 = gpus
+        .nodes
+        .iter()
+        .any(|n| n.rocr_reports.as_deref() == Some("gfx1250-strict"));
+    let rocr_hook = rocr_hook(
+        env,
+        &rocr,
+        &rocr_search,
+        &tools_lib,
+        &rocprofiler_register,
+        a0_gpu,
+        strict_named_a0,
+    );
 
     // --- the tool ---------------------------------------------------------------------------
     let installed_with_cli = installed_with_cli();
@@ -425,6 +437,9 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
             };
             Candidate {
                 name,
+                summary: candidate
+                    .kind
+                    .map(|k| hsa_hotswap::rewriter::registry::entry(k).summary),
                 usable: result.is_ok(),
                 detail: result.unwrap_or_else(|why| why),
             }
@@ -570,81 +585,18 @@ fn gpus(env: &dyn Fn(&str) -> Option<String>, config: &Config, rocr: &Rocr, root
     }
 }
 
-/// rocprofiler-register's gate on `HSA_TOOLS_LIB` (reference: ROCr's
-/// `LoadTools` with `HSA_ROCPROFILER_REGISTER`).
-fn register_gate(env: &dyn Fn(&str) -> Option<String>, rocr: &Rocr) -> RegisterGate {
-    let vars = variables(
-        env,
-        &[
-            "HSA_TOOLS_DISABLE_REGISTER",
-            "HSA_TOOLS_ROCPROFILER_V1_TOOLS",
-            "ROCP_TOOL_LIBRARIES",
-            "ROCPROFILER_REGISTER_FORCE_LOAD",
-            "LD_PRELOAD",
-        ],
-    );
-    let set = |n: &str| vars.get(n).and_then(|v| v.as_deref());
-    let disabled = config::is_true(set("HSA_TOOLS_DISABLE_REGISTER"));
-    let in_play = rocr.links_rocprofiler_register && !disabled;
-    let v1 = config::is_true(set("HSA_TOOLS_ROCPROFILER_V1_TOOLS"));
-    let sdk_tool = set("ROCP_TOOL_LIBRARIES").is_some_and(|v| !v.is_empty())
-        || config::is_true(set("ROCPROFILER_REGISTER_FORCE_LOAD"));
-    let (tools_lib, explanation) = if !rocr.links_rocprofiler_register {
-        (
-            "loaded",
-            "this ROCr does not link rocprofiler-register: HSA_TOOLS_LIB tools are always loaded"
-                .to_owned(),
-        )
-    } else if disabled {
-        ("loaded", "HSA_TOOLS_DISABLE_REGISTER is true: ROCr skips rocprofiler-register, HSA_TOOLS_LIB tools are loaded".to_owned())
-    } else if v1 {
-        ("loaded", "HSA_TOOLS_ROCPROFILER_V1_TOOLS is true: HSA_TOOLS_LIB tools are loaded even with a rocprofiler-sdk tool".to_owned())
-    } else if sdk_tool {
-        (
-            "skipped",
-            format!(
-                "a rocprofiler-sdk tool is requested (ROCP_TOOL_LIBRARIES / ROCPROFILER_REGISTER_FORCE_LOAD): ROCr skips \
-                 HSA_TOOLS_LIB{}; set HSA_TOOLS_ROCPROFILER_V1_TOOLS=1",
-                if rocr.names_this_tool {
-                    " (this ROCr names libhsa-hotswap.so, possibly exempting it: unverified)"
-                } else {
-                    ""
-                }
-            ),
-        )
-    } else {
-        (
-            "skipped-if-sdk-tool",
-            "ROCr links rocprofiler-register: if a rocprofiler-sdk tool is active in the application \
-             (rocprofv3, a linked or preloaded tool), ROCr skips HSA_TOOLS_LIB; set \
-             HSA_TOOLS_ROCPROFILER_V1_TOOLS=1 to be sure"
-                .to_owned(),
-        )
-    };
-    RegisterGate {
-        in_play,
-        variables: vars,
-        tools_lib,
-        explanation,
-    }
-}
-
-/// ROCr's own hotswap hook (`Runtime::LoadHotswapTool`).
+/// ROCr's own hotswap hook (`Runtime::LoadHotswapTool`), predicted by
+/// [`gates::predict_hook`].
 fn rocr_hook(
     env: &dyn Fn(&str) -> Option<String>,
     rocr: &Rocr,
     rocr_search: &Search<'_>,
     tools_lib: &ToolsLib,
+    register: &RegisterGate,
     a0_gpu: bool,
+    strict_named_a0: bool,
 ) -> RocrHook {
-    let vars = variables(env, &[config::HSA_HOTSWAP_DISABLE, "HSA_HOTSWAP_ENABLE"]);
-    let value = |n: &str| vars.get(n).and_then(|v| v.as_deref());
-    let opt_in = rocr.reads_hotswap_enable && !rocr.reads_hotswap_disable;
-    let enabled_by_variables = if opt_in {
-        config::is_true(value("HSA_HOTSWAP_ENABLE"))
-    } else {
-        !config::is_true(value(config::HSA_HOTSWAP_DISABLE))
-    };
+    let vars = variables(env, &[config::HSA_HOTSWAP_DISABLE, HSA_HOTSWAP_ENABLE]);
     // Next to ROCr, then the default search from ROCr.
     let library = rocr
         .library
@@ -665,34 +617,31 @@ fn rocr_hook(
         .entries
         .iter()
         .any(|e| e.is_rocr_hook && e.found.is_some());
-    let by_rocr = rocr.knows_hotswap_hook && enabled_by_variables && a0_gpu && library.is_some();
-    let switch = if opt_in {
-        "HSA_HOTSWAP_ENABLE=1 switches it on"
-    } else {
-        "HSA_HOTSWAP_DISABLE=1 switches it off"
+    let facts = gates::HookFacts {
+        known: rocr.knows_hotswap_hook,
+        reads_disable: rocr.reads_hotswap_disable,
+        reads_enable: rocr.reads_hotswap_enable,
+        a0_gpu,
+        strict_named_a0,
+        library_found: library.is_some(),
+        named_in_tools_lib,
+        tools_lib_loads: register.tools_lib != "skipped",
     };
-    let explanation = if named_in_tools_lib {
-        format!("HSA_TOOLS_LIB names {ROCR_HOOK_LIBRARY}: ROCr loads it as a tool")
-    } else if !rocr.knows_hotswap_hook {
-        "this ROCr has no hotswap hook of its own".to_owned()
-    } else if !enabled_by_variables {
-        format!("this ROCr has its own hotswap hook, switched off by the variables ({switch})")
-    } else if !a0_gpu {
-        format!("this ROCr has its own hotswap hook ({switch}); it loads only with a gfx1250 A0 GPU, and there is none")
-    } else if library.is_none() {
-        format!("this ROCr would load its hotswap hook ({switch}) but {ROCR_HOOK_LIBRARY} is not found: hsa_init fails")
-    } else {
-        format!("ROCr loads its own hotswap hook ({switch}) before any HSA_TOOLS_LIB tool")
-    };
+    let prediction = gates::predict_hook(env, &facts);
     RocrHook {
         known_to_rocr: rocr.knows_hotswap_hook,
+        enabled_by_variables: gates::readings(env, prediction.gate)
+            .iter()
+            .any(|r| r.opens),
+        readings: gates::readings(env, prediction.gate),
         variables: vars,
-        enabled_by_variables,
         a0_gpu,
         library,
         named_in_tools_lib,
-        would_load: by_rocr || named_in_tools_lib,
-        explanation,
+        would_load: prediction.would_load,
+        gate: prediction.gate.map(|g| g.variable()),
+        explanation: prediction.explanation,
+        set: prediction.set,
     }
 }
 
@@ -809,6 +758,9 @@ fn verdict(r: &Report) -> Vec<String> {
     if r.rocprofiler_register.tools_lib != "loaded" && t.names_hotswap {
         v.push(r.rocprofiler_register.explanation.clone());
     }
+    if t.names_hotswap {
+        v.push(t.secure.explanation.clone());
+    }
     if r.tool.disabled {
         v.push(
             "HSA_HOTSWAP_DISABLE is true (without HSA_HOTSWAP_TOOL_ENABLE): OnLoad patches nothing"
@@ -817,8 +769,9 @@ fn verdict(r: &Report) -> Vec<String> {
     }
     if r.rocr_hook.would_load {
         v.push(format!(
-            "{}: this tool rewrites nothing (never two hotswap tools)",
-            r.rocr_hook.explanation
+            "{}: this tool rewrites nothing (never two hotswap tools); to use this tool instead, set {}",
+            r.rocr_hook.explanation,
+            r.rocr_hook.set.as_deref().unwrap_or("nothing")
         ));
     }
     if r.gpus.rewrite_candidates == 0 {
@@ -957,10 +910,30 @@ fn print_human(r: &Report) -> std::io::Result<()> {
 
     writeln!(o, "\nrocprofiler-register (gate on HSA_TOOLS_LIB tools)")?;
     writeln!(o, "  {}", r.rocprofiler_register.explanation)?;
+    if let Some(set) = &r.rocprofiler_register.set {
+        writeln!(o, "  to load HSA_TOOLS_LIB tools either way: {set}")?;
+    }
     writeln!(o, "  {}", shown_vars(&r.rocprofiler_register.variables))?;
+
+    writeln!(o, "  {}", r.tools_lib.secure.explanation)?;
 
     writeln!(o, "\nROCr's own hotswap hook ({ROCR_HOOK_LIBRARY})")?;
     writeln!(o, "  {}", r.rocr_hook.explanation)?;
+    for g in &r.rocr_hook.readings {
+        writeln!(
+            o,
+            "  {} gate: {}",
+            g.variable,
+            if g.opens {
+                "lets it in"
+            } else {
+                "keeps it off"
+            }
+        )?;
+    }
+    if let Some(set) = &r.rocr_hook.set {
+        writeln!(o, "  to use this tool instead: {set}")?;
+    }
     writeln!(o, "  library: {}", located(&r.rocr_hook.library))?;
     writeln!(o, "  {}", shown_vars(&r.rocr_hook.variables))?;
 

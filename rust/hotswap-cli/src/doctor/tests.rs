@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{diagnose_with, register_gate, verdict, Inputs, Report};
+use super::gates::register_gate;
+use super::{diagnose_with, verdict, Inputs, Report};
 
 /// A scratch directory, removed when dropped.
 struct Scratch(PathBuf);
