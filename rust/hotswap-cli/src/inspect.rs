@@ -37,6 +37,8 @@ use serde::{Serialize, Serializer};
 use crate::exit;
 use crate::progress::Progress;
 
+mod sparse;
+
 /// The whole report.
 #[derive(Debug, Default, Serialize)]
 pub struct Report {
@@ -184,9 +186,17 @@ pub fn status(report: &Report) -> u8 {
 pub fn inspect(files: &[PathBuf], extract: Option<&Path>) -> Report {
     let mut report = Report::default();
     let mut inputs: Vec<(String, Vec<u8>)> = Vec::with_capacity(files.len());
-    for path in files {
+    // --extract writes every object whole; otherwise only what inspect reads.
+    let reads = parallel_map(files, |path| {
+        if extract.is_some() {
+            std::fs::read(path)
+        } else {
+            sparse::read(path)
+        }
+    });
+    for (path, read) in files.iter().zip(reads) {
         let name = path.display().to_string();
-        match std::fs::read(path) {
+        match read {
             Ok(bytes) => inputs.push((name, bytes)),
             Err(e) => report.errors.push(FileError {
                 file: name,
@@ -260,6 +270,37 @@ pub fn inspect(files: &[PathBuf], extract: Option<&Path>) -> Report {
         }
     }
     report
+}
+
+/// `f` of every item, in order, computed on every core.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(items.len().max(1));
+    let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else {
+                            break;
+                        };
+                        mine.push((i, f(item)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("an inspect worker panicked"))
+            .collect()
+    });
+    results.sort_by_key(|&(i, _)| i);
+    results.into_iter().map(|(_, r)| r).collect()
 }
 
 /// `<index>-<file name>-<processor>.co` for `--extract`.

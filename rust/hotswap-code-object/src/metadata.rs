@@ -6,7 +6,7 @@
 //! runs into the following keys (upstream's Gen-1 bug). Every length here comes
 //! from a decoded prefix and is checked against the bytes that remain.
 
-use rmp::decode::{self, RmpRead};
+use rmp::decode;
 use rmp::Marker;
 
 use crate::elf::{self, ElfError, Header, NoteError};
@@ -163,15 +163,45 @@ fn take<'a>(rd: &mut &'a [u8], len: u64) -> Result<&'a [u8], MetadataError> {
 
 /// Skips one value of any type. Each element consumes at least one byte, so the
 /// work is bounded by the document's size whatever the declared counts say.
+/// Iterative (the values still to skip per nesting level on the stack), with
+/// the checks of a recursive walk in the same order: a value deeper than
+/// [`MAX_DEPTH`] fails when it is reached.
 fn skip(rd: &mut &[u8], depth: u32) -> Result<(), MetadataError> {
-    if depth > MAX_DEPTH {
-        return Err(MetadataError::Msgpack("nested too deeply"));
+    const LEVELS: usize = MAX_DEPTH as usize + 2;
+    let mut pending = [0u64; LEVELS];
+    pending[0] = 1;
+    let mut top = 0usize;
+    loop {
+        while pending[top] == 0 {
+            if top == 0 {
+                return Ok(());
+            }
+            top -= 1;
+        }
+        pending[top] -= 1;
+        if depth + top as u32 > MAX_DEPTH {
+            return Err(MetadataError::Msgpack("nested too deeply"));
+        }
+        let (bytes, children) = value_shape(rd)?;
+        take(rd, bytes)?;
+        if children != 0 {
+            // depth + top <= MAX_DEPTH here, so top + 1 < LEVELS.
+            top += 1;
+            pending[top] = children;
+        }
     }
-    let marker = decode::read_marker(rd).map_err(|_| TRUNCATED)?;
-    let u8_len = |rd: &mut &[u8]| rd.read_data_u8().map(u64::from).map_err(|_| TRUNCATED);
-    let u16_len = |rd: &mut &[u8]| rd.read_data_u16().map(u64::from).map_err(|_| TRUNCATED);
-    let u32_len = |rd: &mut &[u8]| rd.read_data_u32().map(u64::from).map_err(|_| TRUNCATED);
-    let (bytes, children) = match marker {
+}
+
+/// Consumes one value's marker and length field: the bytes of its payload and
+/// its number of child values.
+fn value_shape(rd: &mut &[u8]) -> Result<(u64, u64), MetadataError> {
+    let (&byte, rest) = rd.split_first().ok_or(TRUNCATED)?;
+    *rd = rest;
+    let mut len = |n: usize| -> Result<u64, MetadataError> {
+        let field = take(rd, n as u64)?;
+        Ok(field.iter().fold(0u64, |v, &b| v << 8 | u64::from(b)))
+    };
+    Ok(match Marker::from_u8(byte) {
         Marker::FixPos(_) | Marker::FixNeg(_) | Marker::Null | Marker::True | Marker::False => {
             (0, 0)
         }
@@ -181,29 +211,24 @@ fn skip(rd: &mut &[u8], depth: u32) -> Result<(), MetadataError> {
         Marker::U32 | Marker::I32 | Marker::F32 => (4, 0),
         Marker::U64 | Marker::I64 | Marker::F64 => (8, 0),
         Marker::FixStr(n) => (u64::from(n), 0),
-        Marker::Str8 | Marker::Bin8 => (u8_len(rd)?, 0),
-        Marker::Str16 | Marker::Bin16 => (u16_len(rd)?, 0),
-        Marker::Str32 | Marker::Bin32 => (u32_len(rd)?, 0),
+        Marker::Str8 | Marker::Bin8 => (len(1)?, 0),
+        Marker::Str16 | Marker::Bin16 => (len(2)?, 0),
+        Marker::Str32 | Marker::Bin32 => (len(4)?, 0),
         Marker::FixExt1 => (2, 0),
         Marker::FixExt2 => (3, 0),
         Marker::FixExt4 => (5, 0),
         Marker::FixExt8 => (9, 0),
         Marker::FixExt16 => (17, 0),
-        Marker::Ext8 => (u8_len(rd)? + 1, 0),
-        Marker::Ext16 => (u16_len(rd)? + 1, 0),
-        Marker::Ext32 => (u32_len(rd)? + 1, 0),
+        Marker::Ext8 => (len(1)? + 1, 0),
+        Marker::Ext16 => (len(2)? + 1, 0),
+        Marker::Ext32 => (len(4)? + 1, 0),
         Marker::FixArray(n) => (0, u64::from(n)),
-        Marker::Array16 => (0, u16_len(rd)?),
-        Marker::Array32 => (0, u32_len(rd)?),
+        Marker::Array16 => (0, len(2)?),
+        Marker::Array32 => (0, len(4)?),
         Marker::FixMap(n) => (0, 2 * u64::from(n)),
-        Marker::Map16 => (0, 2 * u16_len(rd)?),
-        Marker::Map32 => (0, 2 * u32_len(rd)?),
-    };
-    take(rd, bytes)?;
-    for _ in 0..children {
-        skip(rd, depth + 1)?;
-    }
-    Ok(())
+        Marker::Map16 => (0, 2 * len(2)?),
+        Marker::Map32 => (0, 2 * len(4)?),
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,342 @@
+//! Reading a file for `inspect` without reading what `inspect` never looks at.
+//!
+//! Most of a host binary's or bundle's bytes are code objects for processors
+//! other than gfx125x, of which `inspect` reads only the ELF header, the header
+//! tables and the notes (ISA, version, kernels). [`read`] returns a buffer of
+//! the file's size holding the file's bytes everywhere `inspect` reads and
+//! zeros elsewhere: a zeroed allocation whose untouched pages the kernel never
+//! provides, filled with `pread` (no copy of the rest, no page faults for it).
+//!
+//! What is read in full: small files, anything that is not a host ELF or an
+//! uncompressed bundle, compressed bundles, the bytes between and around
+//! bundles, bundle headers, and every code object that is gfx125x, that names a
+//! processor the table lacks, or whose header is not a valid AMDGPU ELF (so
+//! every reader sees exactly the file). Of the other code objects: the 64-byte
+//! header, the program and section header tables, the notes (segments, or
+//! sections without program headers), and the section-name table. Any read that fails or any layout
+//! this module does not follow falls back to [`std::fs::read`].
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use hotswap_code_object::container::{BUNDLE_MAGIC, CCOB_MAGIC, HIP_FATBIN_SECTION};
+use hotswap_code_object::elf::{self, Header, SHT_NOBITS};
+use hotswap_code_object::{gfx1250, isa, EM_AMDGPU};
+
+/// Files smaller than this are read whole.
+const WHOLE_BELOW: u64 = 256 << 10;
+/// How far the search for the next bundle reads at a time.
+const SCAN_CHUNK: usize = 64 << 10;
+/// `PT_NOTE` and `SHT_NOTE`.
+const PT_NOTE: u32 = 4;
+const SHT_NOTE: u32 = 7;
+
+/// The file's bytes as `inspect` reads them (see the module documentation).
+pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    let sparse = File::open(path).and_then(|file| {
+        let len = file.metadata()?.len();
+        if len < WHOLE_BELOW {
+            return Ok(None);
+        }
+        let len = usize::try_from(len).map_err(|_| std::io::ErrorKind::OutOfMemory)?;
+        let mut s = Sparse {
+            file,
+            buf: vec![0; len],
+        };
+        s.container()?;
+        Ok(Some(s.buf))
+    });
+    match sparse {
+        Ok(Some(buf)) => Ok(buf),
+        // Small, or not read as planned: the plain read gives the file (or the error) as it is.
+        Ok(None) | Err(_) => std::fs::read(path),
+    }
+}
+
+struct Sparse {
+    file: File,
+    buf: Vec<u8>,
+}
+
+impl Sparse {
+    /// Reads `[start, end)` of the file (clipped to it) into the buffer.
+    fn fill(&mut self, start: usize, end: usize) -> std::io::Result<()> {
+        let end = end.min(self.buf.len());
+        if start < end {
+            self.file
+                .read_exact_at(&mut self.buf[start..end], start as u64)?;
+        }
+        Ok(())
+    }
+
+    fn fill_len(&mut self, start: usize, len: u64) -> std::io::Result<()> {
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        self.fill(start, start.saturating_add(len))
+    }
+
+    /// The whole file, or a host ELF's `.hip_fatbin` section and its headers.
+    fn container(&mut self) -> std::io::Result<()> {
+        let len = self.buf.len();
+        self.fill(0, 64)?;
+        if self.buf.starts_with(BUNDLE_MAGIC) {
+            return self.region(0, len);
+        }
+        let Ok(header) = Header::parse(&self.buf) else {
+            // Not an ELF (or a broken one): what `container::find` reads of it
+            // is in the first 64 bytes, but read it all rather than reason about it.
+            return self.fill(0, len);
+        };
+        if header.machine == EM_AMDGPU {
+            return self.fill(0, len);
+        }
+        let (shoff, shnum) = (u64_at(&self.buf, 40), u16_at(&self.buf, 60));
+        self.fill_len(as_usize(shoff), u64::from(shnum) * 64)?;
+        let names = u16_at(&self.buf, 62);
+        if let Some(s) = header.sections(&self.buf).get(usize::from(names)) {
+            let (offset, size) = (s.offset, s.size);
+            self.fill_len(as_usize(offset), size)?;
+        }
+        let fatbin = header
+            .sections(&self.buf)
+            .into_iter()
+            .find(|s| s.name == HIP_FATBIN_SECTION && s.sh_type != SHT_NOBITS)
+            .and_then(|s| Some((s.data(&self.buf)?.len(), s.offset)));
+        match fatbin {
+            Some((size, offset)) => {
+                let start = as_usize(offset);
+                self.region(start, start + size)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The bundles in `[start, end)`, as `container::scan` walks them: the bytes
+    /// up to each magic, each bundle's header, its entries; a compressed bundle,
+    /// or anything not followed as planned, to the end of the region.
+    fn region(&mut self, start: usize, end: usize) -> std::io::Result<()> {
+        let mut at = start;
+        while let Some(found) = self.next_magic(at, end)? {
+            if self.buf[found..].starts_with(CCOB_MAGIC)
+                && !self.buf[found..].starts_with(BUNDLE_MAGIC)
+            {
+                return self.fill(found, end);
+            }
+            match self.bundle(found, end)? {
+                Some(extent) => at = found + extent.max(4),
+                None => return self.fill(found, end),
+            }
+        }
+        Ok(())
+    }
+
+    /// The next bundle or `CCOB` magic at or after `from` (before `end`),
+    /// reading the bytes searched.
+    fn next_magic(&mut self, from: usize, end: usize) -> std::io::Result<Option<usize>> {
+        let mut at = from;
+        let mut chunk = 64;
+        while at < end {
+            // Small at first: a bundle usually follows its predecessor directly.
+            let chunk_end = (at + chunk).min(end);
+            chunk = (chunk * 8).min(SCAN_CHUNK);
+            // A magic starting in this chunk may end past it.
+            self.fill(at, (chunk_end + BUNDLE_MAGIC.len()).min(end))?;
+            let region = &self.buf[..end];
+            if let Some(i) = (at..chunk_end).find(|&i| {
+                region[i..].starts_with(CCOB_MAGIC) || region[i..].starts_with(BUNDLE_MAGIC)
+            }) {
+                return Ok(Some(i));
+            }
+            at = chunk_end;
+        }
+        Ok(None)
+    }
+
+    /// The bundle at `start` (its bytes end at `end` at the latest): its
+    /// header and its entries. Its extent, or `None` when it does not read as
+    /// `container::read_bundle` would accept it.
+    fn bundle(&mut self, start: usize, end: usize) -> std::io::Result<Option<usize>> {
+        let rest = end - start;
+        self.fill(start, start + 32)?;
+        let Some(count) = elf::u64_at(&self.buf[start..end], 24) else {
+            return Ok(None);
+        };
+        let mut at = 32usize;
+        let mut extent = at;
+        let mut entries = Vec::new();
+        for _ in 0..count {
+            if at + 24 > rest {
+                return Ok(None);
+            }
+            self.fill(start + at, start + at + 24)?;
+            let b = &self.buf[start..end];
+            let (Some(offset), Some(size), Some(id_len)) = (
+                elf::u64_at(b, at),
+                elf::u64_at(b, at + 8),
+                elf::u64_at(b, at + 16),
+            ) else {
+                return Ok(None);
+            };
+            let id_end = (at as u64 + 24)
+                .checked_add(id_len)
+                .filter(|&e| e <= rest as u64);
+            let Some(id_end) = id_end else {
+                return Ok(None);
+            };
+            self.fill(start + at + 24, start + id_end as usize)?;
+            at = id_end as usize;
+            let Some(entry_end) = offset.checked_add(size).filter(|&e| e <= rest as u64) else {
+                return Ok(None);
+            };
+            extent = extent.max(entry_end as usize);
+            if size != 0 {
+                entries.push((start + offset as usize, size as usize));
+            }
+        }
+        for (offset, size) in entries {
+            self.object(offset, size)?;
+        }
+        Ok(Some(extent.max(at)))
+    }
+
+    /// One code object at `[start, start + size)`: whole when `inspect`
+    /// analyses it or cannot tell, else its headers and notes.
+    fn object(&mut self, start: usize, size: usize) -> std::io::Result<()> {
+        let end = start + size;
+        self.fill(start, (start + 64).min(end))?;
+        let object = &self.buf[start..end];
+        // A processor of the table that is not gfx125x: only the header, the
+        // tables and the notes are read by inspect (`gfx1250::analyze` stops at
+        // the header).
+        let sparse_ok = isa::processor(object).is_ok_and(|p| !gfx1250::is_gfx125(p));
+        if !sparse_ok {
+            return self.fill(start, end);
+        }
+        let (phoff, phnum) = (u64_at(object, 32), u16_at(object, 56));
+        let (shoff, shnum) = (u64_at(object, 40), u16_at(object, 60));
+        let names = u16_at(object, 62);
+        // Both tables lie inside the object (Header::parse checked them).
+        self.fill_len(start + as_usize(phoff), u64::from(phnum) * 56)?;
+        self.fill_len(start + as_usize(shoff), u64::from(shnum) * 64)?;
+        let mut areas = Vec::new();
+        let object = &self.buf[start..end];
+        for i in 0..usize::from(phnum) {
+            let at = as_usize(phoff) + i * 56;
+            if u32_at(object, at) == PT_NOTE {
+                areas.push((u64_at(object, at + 8), u64_at(object, at + 32)));
+            }
+        }
+        // The notes `Header::note_areas` reads: the segments, or without
+        // program headers the sections; and the section names.
+        for i in 0..usize::from(shnum) {
+            let at = as_usize(shoff) + i * 64;
+            if (phnum == 0 && u32_at(object, at + 4) == SHT_NOTE) || i == usize::from(names) {
+                areas.push((u64_at(object, at + 24), u64_at(object, at + 32)));
+            }
+        }
+        for (offset, len) in areas {
+            // Only areas inside the object: one outside is reported from the numbers alone.
+            if offset.checked_add(len).is_some_and(|e| e <= size as u64) {
+                self.fill_len(start + offset as usize, len)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn as_usize(v: u64) -> usize {
+    usize::try_from(v).unwrap_or(usize::MAX)
+}
+
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    elf::u16_at(b, at).unwrap_or(0)
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    elf::u32_at(b, at).unwrap_or(0)
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    elf::u64_at(b, at).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use hotswap_code_object::container::BUNDLE_MAGIC;
+
+    fn probe() -> Vec<u8> {
+        std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../hotswap-code-object/data/gfx1250-probe.co"),
+        )
+        .unwrap()
+    }
+
+    /// An uncompressed offload bundle of `entries`, each at a 4 KiB boundary.
+    fn bundle(entries: &[(&str, Vec<u8>)]) -> Vec<u8> {
+        let header =
+            BUNDLE_MAGIC.len() + 8 + entries.iter().map(|(id, _)| 24 + id.len()).sum::<usize>();
+        let mut out = BUNDLE_MAGIC.to_vec();
+        out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+        let mut offset = header.next_multiple_of(4096);
+        let mut offsets = Vec::new();
+        for (id, object) in entries {
+            out.extend_from_slice(&(offset as u64).to_le_bytes());
+            out.extend_from_slice(&(object.len() as u64).to_le_bytes());
+            out.extend_from_slice(&(id.len() as u64).to_le_bytes());
+            out.extend_from_slice(id.as_bytes());
+            offsets.push(offset);
+            offset = (offset + object.len()).next_multiple_of(4096);
+        }
+        for ((_, object), at) in entries.iter().zip(offsets) {
+            out.resize(at, 0);
+            out.extend_from_slice(object);
+        }
+        out
+    }
+
+    /// A bundle of a gfx942 object padded with 1 MiB of non-zero bytes it never
+    /// reads, then the gfx1250 probe, then another bundle: the sparse read
+    /// leaves the padding unread, and inspect reports exactly what it reports
+    /// from the whole file (read whole with --extract).
+    #[test]
+    fn inspect_reports_the_same_from_the_sparse_read() {
+        let dir = std::env::temp_dir().join(format!("hotswap-sparse-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut gfx942 = probe();
+        gfx942[48] = 0x4c; // EF_AMDGPU_MACH: gfx942
+        gfx942.resize(gfx942.len() + (1 << 20), 0xAB);
+        let mut file = bundle(&[
+            ("hipv4-amdgcn-amd-amdhsa--gfx942", gfx942),
+            ("hipv4-amdgcn-amd-amdhsa--gfx1250", probe()),
+        ]);
+        file.resize(file.len().next_multiple_of(64) + 40, 0); // padding before the next bundle
+        file.extend(bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx1250", probe())]));
+        let path = dir.join("two.bundle");
+        std::fs::write(&path, &file).unwrap();
+
+        let sparse = super::read(&path).unwrap();
+        assert_eq!(sparse.len(), file.len());
+        assert_ne!(sparse, file, "the gfx942 padding is not read");
+        // The first entry is at 4 KiB (its header is smaller).
+        let padding = 4096 + probe().len()..4096 + probe().len() + (1 << 20);
+        assert!(file[padding.clone()].iter().all(|&b| b == 0xAB));
+        assert!(
+            sparse[padding].iter().all(|&b| b == 0),
+            "no byte of the padding is read"
+        );
+
+        let files = [PathBuf::from(&path)];
+        let from_sparse = serde_json::to_value(super::super::inspect(&files, None)).unwrap();
+        let mut whole = super::super::inspect(&files, Some(&dir.join("extracted")));
+        for o in &mut whole.code_objects {
+            o.extracted = None;
+        }
+        let from_whole = serde_json::to_value(whole).unwrap();
+        assert_eq!(from_sparse, from_whole);
+        assert_eq!(from_sparse["code_objects"].as_array().unwrap().len(), 3);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
