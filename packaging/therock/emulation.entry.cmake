@@ -65,8 +65,20 @@ if(THEROCK_ENABLE_HSA_HOTSWAP)
       "build_tools/fetch_sources.py --source-sets optional-hotswap "
       "(or configure with -DTHEROCK_ENABLE_HSA_HOTSWAP=OFF)")
   endif()
-  therock_cmake_subproject_dist_dir(_hsa_hotswap_llvm_dist amd-llvm)
-  set(_hsa_hotswap_llvm_bin "${_hsa_hotswap_llvm_dist}/lib/llvm/bin")
+  set(_hsa_hotswap_test_args)
+  if(THEROCK_BUILD_TESTING)
+    therock_cmake_subproject_dist_dir(_hsa_hotswap_llvm_dist amd-llvm)
+    set(_hsa_hotswap_llvm_bin "${_hsa_hotswap_llvm_dist}/lib/llvm/bin")
+    set(_hsa_hotswap_test_args
+      -DHOTSWAP_CLANG22=${_hsa_hotswap_llvm_bin}/clang
+      -DHOTSWAP_LLC22=${_hsa_hotswap_llvm_bin}/llc
+      -DHOTSWAP_LLD22=${_hsa_hotswap_llvm_bin}/ld.lld
+      -DHOTSWAP_LLVM_MC22=${_hsa_hotswap_llvm_bin}/llvm-mc
+      -DHOTSWAP_OBJDUMP22=${_hsa_hotswap_llvm_bin}/llvm-objdump
+      -DHOTSWAP_READELF22=${_hsa_hotswap_llvm_bin}/llvm-readelf
+      -DHOTSWAP_BUNDLER22=${_hsa_hotswap_llvm_bin}/clang-offload-bundler
+    )
+  endif()
 
   therock_cmake_subproject_declare(hsa-hotswap
     EXTERNAL_SOURCE_DIR "${_hsa_hotswap_source_dir}"
@@ -77,13 +89,7 @@ if(THEROCK_ENABLE_HSA_HOTSWAP)
       amd-llvm
     CMAKE_ARGS
       -DHOTSWAP_BUILD_TESTS=${THEROCK_BUILD_TESTING}
-      -DHOTSWAP_CLANG22=${_hsa_hotswap_llvm_bin}/clang
-      -DHOTSWAP_LLC22=${_hsa_hotswap_llvm_bin}/llc
-      -DHOTSWAP_LLD22=${_hsa_hotswap_llvm_bin}/ld.lld
-      -DHOTSWAP_LLVM_MC22=${_hsa_hotswap_llvm_bin}/llvm-mc
-      -DHOTSWAP_OBJDUMP22=${_hsa_hotswap_llvm_bin}/llvm-objdump
-      -DHOTSWAP_READELF22=${_hsa_hotswap_llvm_bin}/llvm-readelf
-      -DHOTSWAP_BUNDLER22=${_hsa_hotswap_llvm_bin}/clang-offload-bundler
+      ${_hsa_hotswap_test_args}
     RUNTIME_DEPS
       amd-comgr
       ROCR-Runtime
