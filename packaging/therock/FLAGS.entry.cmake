@@ -1,12 +1,13 @@
-# TheRock: a declaration for FLAGS.cmake (next to INCLUDE_HRX, the other flag
-# that admits an optional external source). Off by default: the artifact
-# hsa-hotswap is disabled on Linux unless this flag is on
-# (disable_platforms_if_flags_not_set in BUILD_TOPOLOGY.entry.toml), so that a
-# default build, whose fetch_sources.py does not fetch optional-hotswap, does
-# not need its source. A branch turns it on through BRANCH_CONFIG.json
-# (BRANCH_CONFIG.entry.json); a one-off build with
-# -DTHEROCK_FLAG_INCLUDE_HSA_HOTSWAP=ON after
-# `fetch_sources.py --source-sets optional-hotswap`.
+# hotswap's fragment for TheRock: this declaration goes into FLAGS.cmake after
+# INCLUDE_HRX (apply_to_therock.py inserts everything below this paragraph).
+
+# hsa-hotswap (emulation/): the artifact is disabled on Linux unless this flag
+# is on (disable_platforms_if_flags_not_set in BUILD_TOPOLOGY.toml), so that a
+# default build, whose fetch_sources.py does not fetch the optional source set
+# optional-hotswap, neither needs nor builds it. A branch turns it on in
+# BRANCH_CONFIG.json (with the source set); a single build with
+# `fetch_sources.py --source-sets optional-hotswap` and
+# -DTHEROCK_FLAG_INCLUDE_HSA_HOTSWAP=ON.
 therock_declare_flag(
   NAME INCLUDE_HSA_HOTSWAP
   DEFAULT_VALUE OFF

@@ -44,6 +44,15 @@ def read(path: Path) -> str:
     return path.read_text(encoding="utf-8")
 
 
+def fragment_body(path: Path) -> str:
+    """A CMake entry without its first paragraph (where it goes in TheRock)."""
+    text = read(path)
+    head, sep, body = text.partition("\n\n")
+    if not sep or not head.startswith("# hotswap's fragment for TheRock"):
+        raise ApplyError(f"{path.name}: the placement paragraph is missing")
+    return body
+
+
 def insert_after_table(text: str, table: str, block: str) -> str:
     """Insert block after the TOML table `[table]` (up to the next blank line)."""
     lines = text.splitlines(keepends=True)
@@ -100,8 +109,7 @@ def apply_flags(therock: Path) -> None:
     m = re.search(r"therock_declare_flag\(\s*NAME INCLUDE_HRX\b.*?\n\)\n", text, re.S)
     if not m:
         raise ApplyError("FLAGS.cmake: the INCLUDE_HRX declaration (anchor) not found")
-    block = read(HERE / "FLAGS.entry.cmake")
-    block = "".join(line for line in block.splitlines(keepends=True) if not line.startswith("# TheRock:"))
+    block = fragment_body(HERE / "FLAGS.entry.cmake")
     path.write_text(text[: m.end()] + "\n" + block + text[m.end():], encoding="utf-8")
 
 
@@ -113,7 +121,7 @@ def apply_emulation(therock: Path) -> None:
     m = re.search(r"^if\(THEROCK_ENABLE_ROCJITSU_HOTSWAP\)\n.*?^endif\(\)\n", text, re.S | re.M)
     if not m:
         raise ApplyError("emulation/CMakeLists.txt: the rocjitsu-hotswap block (anchor) not found")
-    block = read(HERE / "emulation.entry.cmake")
+    block = fragment_body(HERE / "emulation.entry.cmake")
     path.write_text(text[: m.end()] + "\n" + block + text[m.end():], encoding="utf-8")
     shutil.copyfile(HERE / "artifact-hsa-hotswap.toml", therock / "emulation" / "artifact-hsa-hotswap.toml")
 

@@ -1,35 +1,36 @@
-# TheRock: the subproject hsa-hotswap, a block for emulation/CMakeLists.txt
-# (after rocjitsu-hotswap, the other gfx1250 A0 bring-up hook), with
-# artifact-hsa-hotswap.toml next to it. Sources: the external git source
-# "hotswap" of the optional source set optional-hotswap (BUILD_TOPOLOGY.entry.toml),
-# fetched to optional-sources/hotswap only when a branch asks for it
-# (BRANCH_CONFIG.entry.json). THEROCK_ENABLE_HSA_HOTSWAP is the artifact's
-# feature; it is off on Linux unless the flag INCLUDE_HSA_HOTSWAP is on
-# (FLAGS.entry.cmake), so a default build neither needs nor declares it.
+# hotswap's fragment for TheRock: this block goes into emulation/CMakeLists.txt
+# after rocjitsu-hotswap's, with artifact-hsa-hotswap.toml beside it
+# (apply_to_therock.py inserts everything below this paragraph).
+
+##############################################################################
+# hsa-hotswap
 #
-# - Compiler: amd-llvm, as TheRock builds its core runtime subprojects on Linux,
-#   so that the C part links like ROCr does. The Rust part is built by cargo
-#   (on PATH; TheRock's build images install Rust) and cannot take TheRock's
-#   sanitizer flags: with THEROCK_SANITIZER set the configure stops rather than
-#   ship an uninstrumented library into an instrumented ROCr, unless
-#   hsa-hotswap_SANITIZER is defined (empty: build it uninstrumented, knowingly).
-# - RUNTIME_DEPS only: TheRock makes runtime deps build deps too. ROCR-Runtime
-#   and amd-comgr are found as the CMake packages hsa-runtime64 and amd_comgr
-#   through TheRock's dependency provider; their INTERFACE_INSTALL_RPATH_DIRS
-#   "lib" give libhsa-hotswap.so the RUNPATH $ORIGIN.
-# - No GPU code: DISABLE_AMDGPU_TARGETS.
-# - Rebuilds: TheRock reruns a subproject's build when its target's SOURCES
-#   change; therock_cmake_subproject_glob_c_sources covers the C file, the
-#   glob below the Rust sources and manifests (CONFIGURE_DEPENDS: a new .rs file
-#   is seen too). cargo then decides what to recompile.
-# - Tests: HOTSWAP_BUILD_TESTS follows THEROCK_BUILD_TESTING; they use the
-#   amd-llvm tools in place of Debian's LLVM 22 ones. The build test runs the
-#   labels that need nothing outside TheRock (cargo tests, exported symbols,
-#   C API, command line).
-# - Debug information: Release builds carry none; with THEROCK_SPLIT_DEBUG_INFO
-#   TheRock's post-subproject hook splits the library's into .build-id/ and the
-#   project's own install step does the same for bin/hotswap (an imported
-#   target, which the hook does not see).
+# libhsa-hotswap.so, an HSA tools library (HSA_TOOLS_LIB) that rewrites
+# gfx1250 B0 code objects for A0 GPUs while ROCr loads them, and the `hotswap`
+# command line. Like rocjitsu-hotswap, a gfx1250 A0 bring-up hook. Its source
+# is the optional source set optional-hotswap (optional-sources/hotswap);
+# THEROCK_ENABLE_HSA_HOTSWAP is off on Linux unless THEROCK_FLAG_INCLUDE_HSA_HOTSWAP
+# is on, so a default build neither needs nor declares it.
+#
+# - amd-llvm, as the core runtime subprojects on Linux. The Rust part is built
+#   by cargo (on PATH) and cannot take THEROCK_SANITIZER's flags: with a
+#   sanitizer the configure stops rather than ship an uninstrumented library
+#   into an instrumented ROCr, unless hsa-hotswap_SANITIZER is defined (empty:
+#   build it uninstrumented, knowingly).
+# - RUNTIME_DEPS only (they are build deps too): the CMake packages
+#   hsa-runtime64 and amd_comgr; their INTERFACE_INSTALL_RPATH_DIRS give the
+#   library RUNPATH $ORIGIN.
+# - Rebuilds follow the subproject's SOURCES: the C and header files
+#   (therock_cmake_subproject_glob_c_sources) and, globbed below, the Rust
+#   sources and manifests; cargo then decides what to recompile.
+# - Tests follow THEROCK_BUILD_TESTING, with amd-llvm's tools in place of the
+#   LLVM 22 ones the project looks for; the build test runs the labels that need
+#   nothing outside TheRock.
+# - Debug information: none in Release. With THEROCK_SPLIT_DEBUG_INFO the
+#   post-subproject hook splits the library's into .build-id/, and the project
+#   does the same for bin/hotswap (built by cargo: an imported target, which the
+#   hook does not see).
+##############################################################################
 if(THEROCK_ENABLE_HSA_HOTSWAP)
   set(_hsa_hotswap_sanitizer "${THEROCK_SANITIZER}")
   if(DEFINED hsa-hotswap_SANITIZER)
@@ -64,8 +65,20 @@ if(THEROCK_ENABLE_HSA_HOTSWAP)
       "build_tools/fetch_sources.py --source-sets optional-hotswap "
       "(or configure with -DTHEROCK_ENABLE_HSA_HOTSWAP=OFF)")
   endif()
-  therock_cmake_subproject_dist_dir(_hsa_hotswap_llvm_dist amd-llvm)
-  set(_hsa_hotswap_llvm_bin "${_hsa_hotswap_llvm_dist}/lib/llvm/bin")
+  set(_hsa_hotswap_test_args)
+  if(THEROCK_BUILD_TESTING)
+    therock_cmake_subproject_dist_dir(_hsa_hotswap_llvm_dist amd-llvm)
+    set(_hsa_hotswap_llvm_bin "${_hsa_hotswap_llvm_dist}/lib/llvm/bin")
+    set(_hsa_hotswap_test_args
+      -DHOTSWAP_CLANG22=${_hsa_hotswap_llvm_bin}/clang
+      -DHOTSWAP_LLC22=${_hsa_hotswap_llvm_bin}/llc
+      -DHOTSWAP_LLD22=${_hsa_hotswap_llvm_bin}/ld.lld
+      -DHOTSWAP_LLVM_MC22=${_hsa_hotswap_llvm_bin}/llvm-mc
+      -DHOTSWAP_OBJDUMP22=${_hsa_hotswap_llvm_bin}/llvm-objdump
+      -DHOTSWAP_READELF22=${_hsa_hotswap_llvm_bin}/llvm-readelf
+      -DHOTSWAP_BUNDLER22=${_hsa_hotswap_llvm_bin}/clang-offload-bundler
+    )
+  endif()
 
   therock_cmake_subproject_declare(hsa-hotswap
     EXTERNAL_SOURCE_DIR "${_hsa_hotswap_source_dir}"
@@ -76,13 +89,7 @@ if(THEROCK_ENABLE_HSA_HOTSWAP)
       amd-llvm
     CMAKE_ARGS
       -DHOTSWAP_BUILD_TESTS=${THEROCK_BUILD_TESTING}
-      -DHOTSWAP_CLANG22=${_hsa_hotswap_llvm_bin}/clang
-      -DHOTSWAP_LLC22=${_hsa_hotswap_llvm_bin}/llc
-      -DHOTSWAP_LLD22=${_hsa_hotswap_llvm_bin}/ld.lld
-      -DHOTSWAP_LLVM_MC22=${_hsa_hotswap_llvm_bin}/llvm-mc
-      -DHOTSWAP_OBJDUMP22=${_hsa_hotswap_llvm_bin}/llvm-objdump
-      -DHOTSWAP_READELF22=${_hsa_hotswap_llvm_bin}/llvm-readelf
-      -DHOTSWAP_BUNDLER22=${_hsa_hotswap_llvm_bin}/clang-offload-bundler
+      ${_hsa_hotswap_test_args}
     RUNTIME_DEPS
       amd-comgr
       ROCR-Runtime

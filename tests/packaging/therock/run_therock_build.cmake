@@ -16,8 +16,8 @@
 #      is stripped, and its debug info is in .build-id/ under its build ID;
 #   5. check_artifact.py: the descriptor names the real stage dir and exactly the
 #      declared components, which select exactly the staged files (lib, run: the
-#      program, dbg, dev, doc: notices and the manual page; TheRock fails on an
-#      file no component selects: TheRock would leave it out silently);
+#      program, dbg: both binaries' debug files, dev, doc: notices and the manual
+#      page; a file no component selects, TheRock would leave out silently);
 #   6. check_topology.py: the BUILD_TOPOLOGY and package.json entries.
 # Inputs: SOURCE_DIR, SCRATCH, GENERATOR, BUILD_TYPE, CARGO_TARGET_DIR, HSA_DIR,
 #         COMGR_DIR, PYTHON, READELF.

@@ -323,8 +323,9 @@ def check_build(tree: Path, scratch: Path, args) -> None:
         dirs = [d for d in artifacts.glob(f"hsa-hotswap_{comp}_*") if d.is_dir()]
         expect(len(dirs) == 1, f"TheRock produced the artifact hsa-hotswap_{comp}")
         root = dirs[0] / "emulation/hsa-hotswap/stage"
-        for f in staged_files(root) if root.exists() else set():
-            expect(f not in selected, f"{f} is in one component only") if f in selected else None
+        for f in sorted(staged_files(root)) if root.exists() else []:
+            if f in selected:
+                raise Failure(f"{f} is in two components: {selected[f]} and {comp}")
             selected[f] = comp
     staged = staged_files(stage)
     expect(set(selected) == staged,
