@@ -47,6 +47,7 @@ import compare  # noqa: E402
 import ds2  # noqa: E402
 import elf64  # noqa: E402
 import listing  # noqa: E402
+import mover  # noqa: E402
 
 WHEEL = ("jax-rocm10-pjrt", "0.12.0", "manylinux_2_27_x86_64",
          "jax_rocm10_pjrt-0.12.0-py3-none-manylinux_2_27_x86_64.whl",
@@ -257,6 +258,37 @@ def corpus(args):
     return 1 if failures else 0
 
 
+def moved_selftest(args, f, rng):
+    """The oracle on the reference mover's output of `f` (must pass) and on
+    each of its corruptions (each must fail)."""
+    in_data = Path(f).read_bytes()
+    lst, why = listing.objdump(tool(args, "llvm-objdump-22"), f)
+    lines, _ = expected_lines(lst)
+    encoded = listing.assemble(tool(args, "llvm-mc-22"), lines)
+    try:
+        out, moved, base_va, amap = mover.move(in_data, lst, encoded)
+    except mover.Unsupported as e:
+        print(f"selftest: {f.name}: the reference mover does not handle it ({e})")
+        return []
+    work = Path(args.work)
+    good = work / f"{f.stem}.moved.co"
+    good.write_bytes(out)
+    res = check_pair(args, f, good, None, rng, lst)
+    print(f"selftest: {f.name} moved by the reference mover: {len(res.failures)} failures, "
+          f"{res.stats['moved_functions']} functions, {res.stats['ds2_replaced']} DS2, "
+          f"{res.stats['model_sites']} model sites, {res.stats['branches_retargeted']} branches re-aimed")
+    failures = [f"{f.name} (reference mover): {x}" for x in res.failures[:5]]
+    for name, bad in mover.mutations(out, base_va, None, moved, amap, lst):
+        path = work / f"{f.stem}.mutated.co"
+        path.write_bytes(bad)
+        r = check_pair(args, f, path, None, rng, lst)
+        print(f"selftest: {f.name} corrupted ({name}): "
+              f"{'caught: ' + r.failures[0][:100] if r.failures else 'NOT CAUGHT'}")
+        if not r.failures:
+            failures.append(f"{f.name}: corruption `{name}` passed the oracle")
+    return failures
+
+
 def selftest(args):
     failures, refused = ds2.self_test(args.rounds)
     print(f"selftest: {args.rounds} random DS2 instructions against the model: "
@@ -282,13 +314,21 @@ def selftest(args):
     for f in files:
         # An object against itself: nothing moved. It passes unless it holds a
         # DS2, and then the oracle must say exactly that (it can fail).
-        res = check_pair(args, f, f, None, rng)
-        has_ds2 = any(ds2.is_ds2(x.mnemonic) for x in listing.objdump(tool(args, "llvm-objdump-22"), f)[0].values())
+        own = listing.objdump(tool(args, "llvm-objdump-22"), f)[0]
+        if any(x.mnemonic == ".long" for x in own.values()):
+            # B0 encodings LLVM 22 does not decode (a0_sites: the flat
+            # scratch base selector): not an object objdump can check.
+            print(f"selftest: {f.name}: llvm-objdump-22 does not decode all of it, not compared")
+            continue
+        res = check_pair(args, f, f, None, rng, own)
+        has_ds2 = any(ds2.is_ds2(x.mnemonic) for x in own.values())
         unexpected = [x for x in res.failures if not (has_ds2 and "was not moved" in x)]
         if has_ds2 and len(unexpected) == len(res.failures):
             unexpected.append("holds a DS2 but the identity passed the oracle")
         print(f"selftest: {f.name} against itself: {'DS2 not moved, detected' if has_ds2 and not unexpected else 'ok' if not unexpected else 'FAILED'}")
         failures += [f"{f}: {x}" for x in unexpected[:5]]
+        if has_ds2:
+            failures += moved_selftest(args, f, rng)
     if not files:
         failures.append("no object to compare")
     for f in failures[:40]:

@@ -8,6 +8,8 @@ sites and the given clang-22 objects with `hotswap rewrite`, re-tags each
 output (retag.py: gfx90a, code object v5, for this test only) and runs
 rocr_segments on them: ROCr loads, freezes and resolves every kernel
 descriptor, and the bytes it placed equal the file's PT_LOAD segments.
+The same objects moved by the oracle's reference mover (mover.py) are loaded
+too: the layout shape of a code-growing rewrite under the real loader.
 Every input must be rewritten complete (with --allow-unrewritten, a refused
 one is loaded as it is, to check the harness on the rewriter before growth).
 Without the wheel: "SKIP: ..." and exit 77 (on CI: a failure).
@@ -21,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ds2  # noqa: E402
 import listing  # noqa: E402
+import mover  # noqa: E402
 import oracle  # noqa: E402
 import retag  # noqa: E402
 
@@ -71,6 +74,23 @@ def main():
         tagged.write_bytes(retag.retag(out.read_bytes()))
         loadable.append(tagged)
         print(f"layout: {src} ({src.stat().st_size} bytes) -> {tagged.name}")
+    # The reference mover's layout of the same jax objects (an appended R+X
+    # PT_LOAD, new header tables at the end, PT_PHDR nulled): the shape of a
+    # code-growing rewrite, loaded too, so the loader side is proven even
+    # where the rewriter refused.
+    for i, src in enumerate(picked):
+        data = src.read_bytes()
+        lst, _ = listing.objdump("llvm-objdump-22", src)
+        lines, _ = oracle.expected_lines(lst)
+        try:
+            moved = mover.move(data, lst, listing.assemble("llvm-mc-22", lines))[0]
+        except mover.Unsupported as e:
+            print(f"layout: {src.name}: reference mover: {e}")
+            continue
+        tagged = work / f"rocr-reference-{i}-{src.stem}.co"
+        tagged.write_bytes(retag.retag(moved))
+        loadable.append(tagged)
+        print(f"layout: {src} moved by the reference mover -> {tagged.name}")
     if loadable:
         r = subprocess.run([args.app] + [str(x) for x in loadable], capture_output=True, text=True)
         print(r.stdout + r.stderr)
