@@ -6,6 +6,7 @@ llvm-mc-22 (assembled from the rules in ds2.py), and takes from the rewriter
 only the claim "function F now starts at X" (from the kernel descriptors of
 the output and the report's list of moved functions), which it then checks.
 """
+import bisect
 import struct
 
 import ds2
@@ -65,6 +66,12 @@ class Result:
         self.failures.append(msg)
 
 
+def emitted_modes(out_listing, out_keys, lo, hi):
+    """The VGPR-MSB modes (low byte) set by s_set_vgpr_msb in [lo, hi)."""
+    return [out_listing[a].raw[0] for a in out_keys[bisect.bisect_left(out_keys, lo):bisect.bisect_left(out_keys, hi)]
+            if out_listing[a].mnemonic == "s_set_vgpr_msb"]
+
+
 def functions(elf):
     out = []
     for s in elf.symbols():
@@ -119,6 +126,7 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
         pending_pc = {}  # index of the add instruction -> (pc_old, pc_new, literal positions...)
         i = 0
         ds2_at = {k for k, x in enumerate(insns) if ds2.is_ds2(x.mnemonic)}
+        mode = 0  # VGPR-MSB mode in force (0 at a function's entry)
         while i < len(insns):
             ins = insns[i]
             amap[ins.addr] = p
@@ -141,10 +149,21 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
                         seq.append(g.text)
                         q = g.end
                         if g.mnemonic == "s_wait_dscnt":
-                            while out_listing.get(q) is not None and out_listing[q].mnemonic == "s_set_vgpr_msb":
+                            # Brackets after the wait: until the mode in force
+                            # before the site is back (a rewrite must restore
+                            # it), and any that is not the next original one.
+                            eff = ([x for x in emitted_modes(out_listing, out_keys, p, q)] or [mode])[-1]
+                            nxt = insns[i + 1] if i + 1 < len(insns) else None
+                            while out_listing.get(q) is not None and out_listing[q].mnemonic == "s_set_vgpr_msb" \
+                                    and (eff != mode or nxt is None or out_listing[q].raw != nxt.raw):
                                 seq.append(out_listing[q].text)
+                                eff = out_listing[q].raw[0]
                                 q = out_listing[q].end
                             break
+                    modes = emitted_modes(out_listing, out_keys, p, q)
+                    if modes and modes[-1] != mode:
+                        res.fail(f"{f['name']}: DS2 {ins.addr:#x}: VGPR-MSB mode {modes[-1]:#x} after the "
+                                 f"sequence, {mode:#x} in force before it")
                     res.sites.append((ins.text, seq, f"{f['name']}@{ins.addr:#x}"))
                     res.stats["banked_sites"] += 1
                     p = q
@@ -224,6 +243,8 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
             if got.raw != ins.raw:
                 res.fail(f"{f['name']}: {ins.addr:#x} `{ins.text}` became `{got.text}` at {p:#x}")
                 break
+            if ins.mnemonic == "s_set_vgpr_msb":
+                mode = ins.raw[0]
             p = got.end
             i += 1
         amap[hi] = p

@@ -12,6 +12,7 @@ import struct
 import compare
 import ds2
 import elf64
+import listing
 
 PAGE = 0x1000
 CODE_END = struct.pack("<I", 0xBF9F0000)
@@ -25,7 +26,28 @@ def align(x, a):
     return (x + a - 1) // a * a
 
 
-def move(data, lst, encoded):
+ROLES = {"load": ["dst", "addr"], "store": ["addr", "d0"], "storexchg_rtn": ["dst", "addr", "d0"]}
+SHIFT = {"addr": 0, "d0": 2, "dst": 6}
+
+
+def banked_encode(line, mc):
+    """Bytes of `s_set_vgpr_msb MODE` + the single DS op `line` (real VGPR
+    numbers) written in 8-bit fields, or of an s_set_vgpr_msb line."""
+    if line.startswith("s_set_vgpr_msb"):
+        return listing.assemble(mc, [line])[line]
+    mnemonic, regs, mods = ds2.parse(line)
+    kind = ds2.SINGLE.match(mnemonic).group(1)
+    mode = 0
+    for role, r in zip(ROLES[kind], regs):
+        mode |= (r[0] // 256) << SHIFT[role]
+    text = f"{mnemonic} " + ", ".join(ds2.reg_text((r[0] & 0xFF, r[1])) for r in regs)
+    text += f" offset:{mods['offset']}" if mods.get("offset") else ""
+    lines = [f"s_set_vgpr_msb {mode:#x}", text]
+    enc = listing.assemble(mc, lines)
+    return enc[lines[0]] + enc[lines[1]]
+
+
+def move(data, lst, encoded, mc="llvm-mc-22"):
     """The moved object's bytes, and [(old entry, new entry)]."""
     e = elf64.Elf(data)
     funcs = {f["value"]: f for f in compare.functions(e)}
@@ -44,11 +66,23 @@ def move(data, lst, encoded):
         code += CODE_END * ((-len(code) % 256) // 4)
         new_entry = base_va + len(code)
         ds2_at = {i for i, x in enumerate(insns) if ds2.is_ds2(x.mnemonic)}
+        mode = 0
         for i, x in enumerate(insns):
             amap[x.addr] = base_va + len(code)
             if x.mnemonic in compare.PC_USE:
                 raise Unsupported("PC-relative literal pair")
-            if i in ds2_at:
+            if x.mnemonic == "s_set_vgpr_msb":
+                mode = x.raw[0]
+            if i in ds2_at and ds2.banked(x.text):
+                # Each single op in the banks of its own operands, then the
+                # mode in force restored.
+                for line in ds2.split(x.text):
+                    if line.startswith("s_wait"):
+                        code += encoded[line]
+                        continue
+                    code += banked_encode(line, mc)
+                code += banked_encode(f"s_set_vgpr_msb {mode:#x}", mc)
+            elif i in ds2_at:
                 code += b"".join(encoded[line] for line in ds2.split(x.text))
             elif x.mnemonic == "s_clause" and any(k in ds2_at for k in range(i + 1, i + 2 + (x.raw[0] & 0x3F))):
                 code += compare.NOP0

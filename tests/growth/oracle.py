@@ -5,7 +5,8 @@ two-address split by moving code) checked by tools that did not produce it.
 Usage:
   oracle.py corpus   --hotswap HOTSWAP --scan A0_SCAN --work DIR [--cache DIR] [--tools DIR]
   oracle.py pair     --work DIR [--report JSON] IN OUT
-  oracle.py selftest --work DIR [--tools DIR]
+  oracle.py selftest --work DIR [--tools DIR] [OBJECT|DIR...]
+  oracle.py edges    --hotswap HOTSWAP --work DIR [--tools DIR]
 
 corpus: downloads the pinned jax-rocm10-pjrt wheel (sha256-checked, cached
   with the analyzer's wheels), extracts its 45 gfx1250 objects with the
@@ -23,6 +24,10 @@ corpus: downloads the pinned jax-rocm10-pjrt wheel (sha256-checked, cached
     input (a DS2 whose split the rules reject, for the reason given).
   Off CI an unreachable index prints "SKIP: ..." (exit 77); on CI it fails.
 pair: the same checks for one input/output pair.
+edges: synthetic objects (edge.py, llvm-mc-22 + ld.lld-22): DS2s of all 12
+  mnemonics in VGPR-MSB bank modes must be rewritten complete and pass the
+  oracle (banked sites through the model); each refusal case (scaled offset,
+  cyclic exchange, exchange swap at one address) refused naming its site.
 selftest: the split rules against the model on random DS2 instructions (all
   12 mnemonics, overlaps, stride64, b64, banked VGPRs), every split line
   assembling with llvm-mc-22, and the comparison of each corpus object with
@@ -44,6 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import compare  # noqa: E402
+import edge  # noqa: E402
 import ds2  # noqa: E402
 import elf64  # noqa: E402
 import listing  # noqa: E402
@@ -331,6 +337,50 @@ def selftest(args):
             failures += moved_selftest(args, f, rng)
     if not files:
         failures.append("no object to compare")
+    # The banked edge cases (edge.py) through the reference mover: the
+    # oracle's VGPR-MSB path and the model on registers above v255.
+    fixable = edge.objects(tool(args, "llvm-mc-22"), tool(args, "ld.lld-22"), Path(args.work) / "edge")["fixable"][0]
+    failures += moved_selftest(args, fixable, rng)
+    for f in failures[:40]:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+def edges(args):
+    """The synthetic edge cases (edge.py): the fixable object (DS2s of all 12
+    mnemonics in VGPR-MSB bank modes) must be rewritten complete and pass the
+    oracle, the DS model checking every banked sequence; each refusal object
+    must be refused naming its site and reason."""
+    failures = []
+    rng = random.Random(16)
+    for name, (path, reason) in edge.objects(tool(args, "llvm-mc-22"), tool(args, "ld.lld-22"),
+                                            Path(args.work) / "edge").items():
+        out = path.with_suffix(".out.co")
+        if out.exists():
+            out.unlink()
+        r = subprocess.run([args.hotswap, "rewrite", "--json", "-o", str(out), str(path)],
+                           capture_output=True, text=True)
+        report = json.loads(r.stdout)
+        status, message = report.get("status"), report.get("message") or ""
+        lst, _ = listing.objdump(tool(args, "llvm-objdump-22"), path)
+        if reason is None:
+            if status != "complete":
+                failures.append(f"edge {name}: {status}: {message[:200]}")
+                print(f"edge: {name}: {status} (expected complete)")
+                continue
+            res = check_pair(args, path, out, report, rng, lst)
+            print(f"edge: {name}: complete, {res.stats['ds2_replaced']} DS2 ({res.stats['banked_sites']} banked), "
+                  f"{res.stats['model_sites']} model sites, {len(res.failures)} failures")
+            failures += [f"edge {name}: {x}" for x in res.failures[:10]]
+        else:
+            site = next(a for a, x in lst.items() if ds2.is_ds2(x.mnemonic))
+            words = {"scaled": ("0xffff", "65535", "16 bits", "16-bit"), "cyclic": ("cyclic", "both orders"),
+                     "exchange": ("one address", "same address", "reorder")}[reason.split()[0]]
+            ok = status == "refused" and f"{site:#x}" in message and any(w in message.lower() for w in words)
+            print(f"edge: {name}: {status}: {message[:160]} ({'confirmed' if ok else 'NOT the expected refusal'})")
+            if not ok:
+                failures.append(f"edge {name}: expected a refusal at {site:#x} ({reason}), got {status}: "
+                                f"{message[:200]}")
     for f in failures[:40]:
         print("FAIL:", f)
     return 1 if failures else 0
@@ -338,7 +388,7 @@ def selftest(args):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["corpus", "pair", "selftest"])
+    p.add_argument("mode", choices=["corpus", "pair", "selftest", "edges"])
     p.add_argument("--hotswap")
     p.add_argument("--scan")
     p.add_argument("--tools", default=None, help="directory of llvm-objdump-22, llvm-mc-22, llvm-readelf-22")
@@ -356,6 +406,8 @@ def main():
         return corpus(args)
     if args.mode == "selftest":
         return selftest(args)
+    if args.mode == "edges":
+        return edges(args)
     report = json.loads(Path(args.report).read_text()) if args.report else None
     res = check_pair(args, args.files[0], args.files[1], report, random.Random(1250))
     print(json.dumps(res.stats))
