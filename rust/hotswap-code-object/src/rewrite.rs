@@ -51,7 +51,9 @@
 //! Idempotent: the output's sites are all in their A0 form, so rewriting it
 //! again gives the same bytes. Never panics on any input.
 
+pub mod ds2;
 mod retag;
+pub mod vgpr_mode;
 
 use std::sync::Arc;
 
