@@ -118,6 +118,21 @@ fn transfer(bytes: &[u8], before: Mode) -> Mode {
 /// The mode before each instruction: `insns` are `(vaddr, bytes)` in address
 /// order, the first one being the function's entry.
 pub fn modes(insns: &[(u64, &[u8])]) -> Vec<Mode> {
+    let flows: Vec<Flow> = insns
+        .iter()
+        .map(|&(v, b)| {
+            let w0 = b
+                .get(..4)
+                .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            flow(v, w0)
+        })
+        .collect();
+    modes_with(insns, &flows)
+}
+
+/// [`modes`] with the control flow of each instruction given (placement adds
+/// the long branches it recognised).
+pub fn modes_with(insns: &[(u64, &[u8])], flows: &[Flow]) -> Vec<Mode> {
     let mut state = vec![Mode::Unset; insns.len()];
     if insns.is_empty() {
         return state;
@@ -126,11 +141,8 @@ pub fn modes(insns: &[(u64, &[u8])]) -> Vec<Mode> {
     state[0] = Mode::Known(0);
     let mut work = vec![0usize];
     while let Some(i) = work.pop() {
-        let (vaddr, bytes) = insns[i];
+        let (_, bytes) = insns[i];
         let after = transfer(bytes, state[i]);
-        let w0 = bytes
-            .get(..4)
-            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
         let mut push = |j: Option<usize>, state: &mut Vec<Mode>| {
             if let Some(j) = j {
                 let merged = state[j].merge(after);
@@ -141,7 +153,7 @@ pub fn modes(insns: &[(u64, &[u8])]) -> Vec<Mode> {
             }
         };
         let next = (i + 1 < insns.len()).then_some(i + 1);
-        match flow(vaddr, w0) {
+        match flows.get(i).copied().unwrap_or(Flow::Next) {
             Flow::Next => push(next, &mut state),
             Flow::Jump(t) => push(index_of(t), &mut state),
             Flow::Branch(t) => {
