@@ -3,8 +3,9 @@
 
 Usage: seeds.py SEED_LISTS OUT OBJECT_DIR...
 
-Objects: every *.co file under each OBJECT_DIR (clang-22 objects of the
-build and test tree; a missing directory is skipped). Writes OUT/<target>/:
+Objects: every *.co file of at most 64 KiB under each OBJECT_DIR (clang-22
+objects of the build and test tree, real ROCm-built objects the growth tests
+extract; a missing directory is skipped). Writes OUT/<target>/:
 
 - elf_header, elf_notes: every object;
 - cache_entry: every object (its first byte, 0x7f, selects the mode that
@@ -13,7 +14,8 @@ build and test tree; a missing directory is skipped). Writes OUT/<target>/:
   AMDGPU metadata note (NT_AMDGPU_METADATA, owner "AMDGPU");
 - gfx1250: every gfx12.5 object (EF_AMDGPU_MACH of the gfx125x family; the
   analyzer's corpus has every A0 class); rewrite: the same, after each of
-  the four option bytes;
+  the four option bytes; growth: the same after the two clause-policy bytes
+  (the small jax-rocm10-pjrt objects among them, when given);
 - container: a few objects, and what clang-offload-bundler-22 makes of them
   (an offload bundle of several targets, compressed bundles v2 and v3), the
   same bundles compressed with zlib (written here: the bundler picks zstd),
@@ -47,6 +49,8 @@ GFX125_MACH = (0x49, 0x5a, 0x5b, 0xeb)
 # Objects bundled for the container target (file name stems).
 BUNDLED = ("gfx1250", "gfx942", "gfx1251")
 CONTROL_TARGETS = ("capi", "tool")
+# Larger objects are not seeds (every target's inputs stay small and fast).
+MAX_SEED = 64 * 1024
 # Objects the structured targets get (file name stems, any directory): a few
 # processors and versions; mutation does the rest.
 CONTROL_OBJECTS = ("gfx1250", "gfx1251", "gfx942", "gfx1250-v5", "gfx90a-xnack-v4",
@@ -152,7 +156,9 @@ def main():
     objects = []
     for directory in map(pathlib.Path, sys.argv[3:]):
         if directory.is_dir():
-            objects += sorted(directory.rglob("*.co"))
+            # Small objects only: the growth tests' directory holds the whole
+            # jax-rocm10-pjrt set (up to 4 MB each); its small ones are seeds.
+            objects += sorted(p for p in directory.rglob("*.co") if p.stat().st_size <= MAX_SEED)
     if not objects:
         sys.exit("error: no code objects (*.co) in " + " ".join(sys.argv[3:]))
     shutil.rmtree(out, ignore_errors=True)
@@ -167,6 +173,8 @@ def main():
             write(out / "gfx1250", data)
             for options in range(4):  # allow_partial, s_clause policy
                 write(out / "rewrite", bytes([options]) + data)
+            for options in (0, 2):  # s_clause policy
+                write(out / "growth", bytes([options]) + data)
 
     bundled = {p.stem: p for p in objects if p.stem in BUNDLED}
     for data in [p.read_bytes() for p in bundled.values()] + containers(bundled, out):

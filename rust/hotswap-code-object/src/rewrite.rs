@@ -51,7 +51,10 @@
 //! Idempotent: the output's sites are all in their A0 form, so rewriting it
 //! again gives the same bytes. Never panics on any input.
 
+pub mod ds2;
+pub mod placement;
 mod retag;
+pub mod vgpr_mode;
 
 use std::sync::Arc;
 
@@ -60,6 +63,7 @@ use crate::gfx1250::{self, A0Class, Analysis, AnalyzeError, Fix, Function, Site}
 use crate::isa::{self, IsaError};
 use crate::metadata::{self, MetadataError};
 
+pub use placement::{moved_functions, GrownSite, MovedFunction, MovedRange};
 pub use retag::REVISION_KEY;
 
 /// What to do with `s_clause` (see the module documentation).
@@ -179,6 +183,20 @@ pub struct Report {
     pub remaining: Vec<SiteInfo>,
     /// The metadata retag (`None` only in a default-constructed report).
     pub retag: Option<Retag>,
+    /// The DS two-address sites fixed by growth, in file order: where each
+    /// one's replacement starts and how long it is.
+    pub grown: Vec<GrownSite>,
+    /// The functions moved into the appended region, in address order.
+    pub moved: Vec<MovedFunction>,
+    /// `s_clause` instructions in moved code replaced by `s_nop 0` (their
+    /// window holds a split site).
+    pub clauses_removed: usize,
+    /// In an object this rewriter already grew (it carries the marker): the
+    /// sites left in the original copies of moved functions, which nothing
+    /// enters any more.
+    pub unreachable: Vec<SiteInfo>,
+    /// In such an object: the marker's map.
+    pub previously_moved: Vec<MovedRange>,
 }
 
 impl Report {
@@ -210,32 +228,58 @@ pub struct Patch {
 /// The rewrite of one object, not yet applied.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
-    /// The size of the object planned for (the output has the same size).
+    /// The size of the object planned for.
     pub len: usize,
-    /// Non-overlapping patches in file order; empty when nothing changes.
+    /// Patches of the original bytes in file order; empty when nothing
+    /// changes.
     pub patches: Vec<Patch>,
+    /// Bytes appended after the original end (code growth; see
+    /// [`placement`]); empty for a same-size rewrite.
+    pub tail: Vec<u8>,
     /// What is fixed and what is left.
     pub report: Report,
 }
 
 impl Plan {
     /// Writes the patches into `out`, a copy of the planned object. False
-    /// (nothing written) when `out` is not the planned object's size.
+    /// (nothing written) when `out` is not the planned object's size or the
+    /// plan grows the object (use [`Plan::write_into`]).
     pub fn apply(&self, out: &mut [u8]) -> bool {
-        if out.len() != self.len {
+        if out.len() != self.len || !self.tail.is_empty() {
             return false;
         }
+        self.patch(out);
+        true
+    }
+
+    fn patch(&self, out: &mut [u8]) {
         for p in &self.patches {
             // In bounds: checked against the object when planned.
             let start = p.file_offset as usize;
             out[start..start + p.bytes.len()].copy_from_slice(&p.bytes);
         }
+    }
+
+    /// The output's size.
+    pub fn output_len(&self) -> usize {
+        self.len + self.tail.len()
+    }
+
+    /// Writes the whole output into `out` ([`Plan::output_len`] bytes) from
+    /// `input`, the planned object. False (nothing written) on a size mismatch.
+    pub fn write_into(&self, input: &[u8], out: &mut [u8]) -> bool {
+        if input.len() != self.len || out.len() != self.output_len() {
+            return false;
+        }
+        out[..self.len].copy_from_slice(input);
+        self.patch(&mut out[..self.len]);
+        out[self.len..].copy_from_slice(&self.tail);
         true
     }
 
     /// Whether applying the plan changes any byte.
     pub fn changes_bytes(&self) -> bool {
-        !self.patches.is_empty()
+        !self.patches.is_empty() || !self.tail.is_empty()
     }
 }
 
@@ -290,12 +334,16 @@ pub enum RewriteError {
     /// Sites that need code growth remain (every one, in file order); the
     /// refusal of the default options.
     NeedsGrowth(Vec<SiteInfo>),
+    /// The DS two-address split by moving code cannot be done exactly (the
+    /// reason names the site or the function and what is not understood).
+    Growth(String),
 }
 
 impl RewriteError {
     /// A stable name for scripts: `not_code_object`, `not_gfx1250`,
     /// `already_a0`, `incomplete`, `uncovered_code`, `overlapping_functions`,
-    /// `site_outside_code`, `no_fix`, `metadata`, `needs_growth`.
+    /// `site_outside_code`, `no_fix`, `metadata`, `needs_growth`,
+    /// `growth_refused`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::NotCodeObject(_) => "not_code_object",
@@ -308,6 +356,7 @@ impl RewriteError {
             Self::NoFix(_) => "no_fix",
             Self::Metadata(_) => "metadata",
             Self::NeedsGrowth(_) => "needs_growth",
+            Self::Growth(_) => "growth_refused",
         }
     }
 }
@@ -344,6 +393,7 @@ impl std::fmt::Display for RewriteError {
             Self::SiteOutsideCode(s) => write!(f, "site outside every executable section: {s}"),
             Self::NoFix(s) => write!(f, "no same-size fix applies to {s}"),
             Self::Metadata(e) => write!(f, "metadata note: {e}"),
+            Self::Growth(why) => write!(f, "code growth refused: {why}"),
             Self::NeedsGrowth(sites) => {
                 write!(f, "{} site(s) need code growth", sites.len())?;
                 if let Some(first) = sites.first() {
@@ -361,8 +411,8 @@ impl std::error::Error for RewriteError {}
 /// documentation. The output has the input's size and layout.
 pub fn rewrite_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Rewrite, RewriteError> {
     let plan = plan_b0_to_a0(code_object, options)?;
-    let mut bytes = code_object.to_vec();
-    plan.apply(&mut bytes);
+    let mut bytes = vec![0u8; plan.output_len()];
+    plan.write_into(code_object, &mut bytes);
     Ok(Rewrite {
         bytes,
         report: plan.report,
@@ -395,6 +445,15 @@ pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, Rewr
     check_coverage(&analysis, &code, code_object)?;
 
     let mut report = Report::default();
+    // An object this rewriter grew before: the original copies of its moved
+    // functions are no longer entered.
+    let previously_moved = placement::moved_functions(code_object).unwrap_or_default();
+    let moved_away = |vaddr: u64| {
+        previously_moved
+            .iter()
+            .any(|r| vaddr >= r.original_vaddr && vaddr - r.original_vaddr < r.original_size)
+    };
+    let mut ds2_sites: Vec<SiteInfo> = Vec::new();
     // (file offset, fixed bytes so far, the classes fixed, the function), in
     // offset order: functions come in address order, so a fix is appended
     // unless functions overlap or alias.
@@ -404,6 +463,8 @@ pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, Rewr
         for site in &function.sites {
             let info = || SiteInfo::new(&name, function, site);
             match site.fix {
+                _ if moved_away(site.vaddr) => report.unreachable.push(info()),
+                Fix::Growth if site.class == A0Class::Ds2addr => ds2_sites.push(info()),
                 Fix::Growth => report.remaining.push(info()),
                 Fix::SameSize if !site.needs_change => {}
                 Fix::SameSize
@@ -461,7 +522,13 @@ pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, Rewr
         }
     }
     // In file order, each site once (an aliased function reports it again).
-    for list in [&mut report.fixed, &mut report.kept, &mut report.remaining] {
+    for list in [
+        &mut report.fixed,
+        &mut report.kept,
+        &mut report.remaining,
+        &mut report.unreachable,
+        &mut ds2_sites,
+    ] {
         list.sort_by_key(|s| (s.file_offset, s.class));
         list.dedup_by_key(|s| (s.file_offset, s.class));
     }
@@ -480,9 +547,28 @@ pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, Rewr
     report.retag = Some(retag);
     patches.extend(patch);
     patches.sort_by_key(|p| p.file_offset);
+    report.previously_moved = previously_moved;
+    let mut tail = Vec::new();
+    if !ds2_sites.is_empty() {
+        // Growth: built from the object with its same-size fixes applied
+        // (one copy; a rewrite will happen).
+        let mut fixed = code_object.to_vec();
+        for p in &patches {
+            let start = p.file_offset as usize;
+            fixed[start..start + p.bytes.len()].copy_from_slice(&p.bytes);
+        }
+        let placed = placement::place(&fixed, &analysis, &ds2_sites)?;
+        patches.extend(placed.patches);
+        patches.sort_by_key(|p| p.file_offset);
+        tail = placed.tail;
+        report.grown = placed.sites;
+        report.moved = placed.moved;
+        report.clauses_removed = placed.clauses_removed;
+    }
     Ok(Plan {
         len: code_object.len(),
         patches,
+        tail,
         report,
     })
 }

@@ -1,0 +1,1012 @@
+//! Code growth by moving whole functions: every function that holds a DS
+//! two-address site is copied, with each such site split ([`super::ds2`]),
+//! into a new executable region appended to the object, and every entry into
+//! it is redirected. No original byte moves: data keeps its addresses, the
+//! original copies stay in place (nothing enters them any more).
+//!
+//! The new layout (all appended after the original bytes):
+//! - a `PT_LOAD` (R+X, 4 KiB aligned) at the first page past every existing
+//!   segment and allocated section, file offset the page past the original
+//!   end, holding the section [`TEXT_SECTION`]: each moved function at a
+//!   256-byte boundary (the kernel entry alignment), `s_code_end` padding, and
+//!   a tail of `s_code_end` so instruction prefetch never runs past the end;
+//! - the program header table (a copy plus the new `PT_LOAD`; a `PT_PHDR`,
+//!   which would describe the old table, becomes `PT_NULL` as in COMGR);
+//! - `.shstrtab`, `.symtab`, `.strtab` copies (new names; one local
+//!   `STT_FUNC` symbol `<name>.a0` per moved function, inserted after the
+//!   existing locals: `.symtab` indices are referenced by no section of a
+//!   linked object, which is checked), the marker note [`MARKER_SECTION`],
+//!   and the section header table (a copy plus the two new sections).
+//!
+//! Inside moved code: every `s_branch` / `s_cbranch_*` is re-encoded to the
+//! image of its target (the same function or another moved one) or to the
+//! original target (refused beyond ±128 KiB); every `s_get_pc_i64` must start
+//! one of the two linker-baked address computations clang emits,
+//! `s_add_nc_u64 d, d, lit64` or `s_add_co_u32 d.lo, d.lo, lit` +
+//! `s_add_co_ci_u32 d.hi, d.hi, lit`, whose literals are re-targeted so the
+//! computed address stays the same (data, unmoved code) or becomes the image
+//! (moved code); an `s_set_pc_i64` must end such a computation (a long branch),
+//! or be `s_set_pc_i64 s[30:31]` (a return) in a non-kernel function; an
+//! `s_swap_pc_i64` must follow such a computation; `s_add_pc_i64` and
+//! `s_rfe_i64` refuse. In all code, a computation or a branch that targets a
+//! moved function is re-targeted to its image (a same-size literal or
+//! immediate edit), any other `s_get_pc_i64` refuses the object (a PC value
+//! the rewriter cannot follow), and each kernel descriptor whose entry lies in
+//! a moved function gets its `kernel_code_entry_byte_offset` redirected. A
+//! relocation whose target lies in a moved function refuses.
+//!
+//! `s_clause` in moved code whose window holds a split site becomes `s_nop 0`.
+//!
+//! The marker [`MARKER_SECTION`] (non-allocated `SHT_NOTE`, owner `HOTSWAP`,
+//! type [`NT_HOTSWAP_MOVED`]) holds the map: version (u32 = 1), count (u32),
+//! then per moved function four u64: original vaddr, original size, new
+//! vaddr, new size. [`moved_functions`] reads it back.
+//!
+//! `.eh_frame` and debug sections are left as they are: they describe the
+//! original functions at their original addresses (still present, byte for
+//! byte); the moved copies carry no CFI (GPU code is not unwound through it).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::vgpr_mode::{self, Flow, Mode};
+use super::{ds2, Patch, RewriteError, SiteInfo};
+use crate::elf::{self, AddressMap, Header};
+use crate::gfx1250::{self, Analysis, FunctionKind};
+
+/// The name of the section holding the moved functions.
+pub const TEXT_SECTION: &str = ".hotswap.a0.text";
+/// The name of the marker section.
+pub const MARKER_SECTION: &str = ".note.hotswap.moved";
+/// The marker note's owner.
+pub const MARKER_OWNER: &[u8] = b"HOTSWAP";
+/// The marker note's type.
+pub const NT_HOTSWAP_MOVED: u32 = 1;
+/// The suffix of a moved function's symbol.
+pub const SYMBOL_SUFFIX: &str = ".a0";
+
+const PAGE: u64 = 0x1000;
+const FUNCTION_ALIGN: u64 = 256;
+/// `s_code_end` after the last moved function (instruction prefetch).
+const PREFETCH_TAIL: usize = 2048;
+const S_CODE_END: [u8; 4] = [0x00, 0x00, 0x9f, 0xbf];
+const S_NOP_0: [u8; 4] = [0x00, 0x00, 0x80, 0xbf];
+
+/// One moved function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MovedFunction {
+    /// Its name.
+    pub name: Arc<str>,
+    /// Where it was (and still is, unentered).
+    pub original_vaddr: u64,
+    /// Its original size.
+    pub original_size: u64,
+    /// Where its copy starts.
+    pub new_vaddr: u64,
+    /// The copy's size.
+    pub new_size: u64,
+    /// The copy's symbol (`<name>.a0`; empty when the object has no `.symtab`).
+    pub symbol: String,
+}
+
+/// One site fixed by growth.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrownSite {
+    /// The site, where it was.
+    pub site: SiteInfo,
+    /// The address of its first replacement instruction.
+    pub new_vaddr: u64,
+    /// The replacement's length in bytes.
+    pub new_len: u32,
+    /// `ds2-split` or `ds2-split-swapped`.
+    pub fix: &'static str,
+}
+
+/// A range of the marker's map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MovedRange {
+    /// Original vaddr.
+    pub original_vaddr: u64,
+    /// Original size.
+    pub original_size: u64,
+    /// New vaddr.
+    pub new_vaddr: u64,
+    /// New size.
+    pub new_size: u64,
+}
+
+/// What placement adds to a plan.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Placement {
+    /// Same-size edits of the original bytes (headers, descriptors, literals).
+    pub patches: Vec<Patch>,
+    /// The bytes appended after the original end.
+    pub tail: Vec<u8>,
+    pub moved: Vec<MovedFunction>,
+    pub sites: Vec<GrownSite>,
+    /// Clauses in moved code replaced by `s_nop 0`.
+    pub clauses_removed: usize,
+}
+
+/// Why growth was refused: becomes [`RewriteError::Growth`].
+fn refuse(what: String) -> RewriteError {
+    RewriteError::Growth(what)
+}
+
+fn w32(b: &[u8]) -> u32 {
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// One instruction of a walked function.
+#[derive(Clone, Copy, Debug)]
+struct Insn {
+    vaddr: u64,
+    /// Offset in the object.
+    at: usize,
+    len: usize,
+}
+
+/// The instructions that start in `[vaddr, vaddr + size)`.
+fn walk(
+    bytes: &[u8],
+    map: &AddressMap,
+    name: &str,
+    vaddr: u64,
+    size: u64,
+) -> Result<Vec<Insn>, RewriteError> {
+    let start = map
+        .file_offset(vaddr)
+        .ok_or_else(|| refuse(format!("function {name} is not mapped")))? as usize;
+    let code = map
+        .tail(bytes, vaddr)
+        .ok_or_else(|| refuse(format!("function {name} is not mapped")))?;
+    let mut out = Vec::new();
+    let mut off = 0u64;
+    for insn in gfx1250::instructions(code, vaddr) {
+        if off >= size {
+            break;
+        }
+        let insn = insn
+            .map_err(|(at, _)| refuse(format!("function {name}: undecodable at vaddr {at:#x}")))?;
+        out.push(Insn {
+            vaddr: insn.vaddr,
+            at: start + off as usize,
+            len: insn.bytes.len(),
+        });
+        off += insn.bytes.len() as u64;
+    }
+    if off < size && !out.is_empty() {
+        return Err(refuse(format!("function {name}: walk ended early")));
+    }
+    Ok(out)
+}
+
+fn sop1_op(w0: u32) -> Option<u32> {
+    (w0 >> 23 == 0x17D).then_some((w0 >> 8) & 0xff)
+}
+
+fn sop2(w0: u32) -> Option<(u32, u32, u32, u32)> {
+    // (op, sdst, ssrc0, ssrc1); SOP2 excludes the SOPK/SOP1/SOPC/SOPP rows.
+    if w0 >> 30 != 0b10 || w0 >> 28 == 0xB || (w0 >> 23) >= 0x17D {
+        return None;
+    }
+    Some((
+        (w0 >> 23) & 0x7f,
+        (w0 >> 16) & 0x7f,
+        w0 & 0xff,
+        (w0 >> 8) & 0xff,
+    ))
+}
+
+const OP_GET_PC: u32 = 0x47;
+const OP_SET_PC: u32 = 0x48;
+const OP_SWAP_PC: u32 = 0x49;
+const OP_RFE: u32 = 0x4a;
+const OP_ADD_PC: u32 = 0x4b;
+
+/// Where a recognised address computation's literal(s) are.
+#[derive(Clone, Copy, Debug)]
+enum Literal {
+    /// An 8-byte literal at this object offset.
+    Lit64(usize),
+    /// Two 4-byte literals (low, high) at these object offsets.
+    Pair(usize, usize),
+}
+
+/// A recognised `s_get_pc_i64` address computation.
+#[derive(Clone, Copy, Debug)]
+struct PcComputation {
+    /// Index of the `s_get_pc_i64`.
+    index: usize,
+    /// Index of its last instruction.
+    last: usize,
+    /// The register pair (first SGPR).
+    reg: u32,
+    /// The address it computes.
+    target: u64,
+    literal: Literal,
+}
+
+/// The address computations of one function, and whether every PC read is
+/// one of them.
+fn pc_computations(
+    bytes: &[u8],
+    insns: &[Insn],
+    name: &str,
+) -> Result<Vec<PcComputation>, RewriteError> {
+    let mut out = Vec::new();
+    for (i, insn) in insns.iter().enumerate() {
+        let w0 = w32(&bytes[insn.at..]);
+        if sop1_op(w0) != Some(OP_GET_PC) {
+            continue;
+        }
+        let reg = (w0 >> 16) & 0x7f;
+        let pc = insn.vaddr.wrapping_add(4);
+        let unknown = || {
+            refuse(format!(
+                "{name}: s_get_pc_i64 at vaddr {:#x} is not followed by a recognised address \
+                 computation (the PC value would escape)",
+                insn.vaddr
+            ))
+        };
+        let next = insns.get(i + 1).ok_or_else(unknown)?;
+        let n0 = w32(&bytes[next.at..]);
+        let (op, sdst, s0, s1) = sop2(n0).ok_or_else(unknown)?;
+        let uses = |a: u32, b: u32, r: u32, lit: u32| (a == r && b == lit) || (a == lit && b == r);
+        if op == 0x53 && sdst == reg && uses(s0, s1, reg, 0xfe) && next.len == 12 {
+            let off = u64::from_le_bytes(bytes[next.at + 4..next.at + 12].try_into().unwrap());
+            out.push(PcComputation {
+                index: i,
+                last: i + 1,
+                reg,
+                target: pc.wrapping_add(off),
+                literal: Literal::Lit64(next.at + 4),
+            });
+            continue;
+        }
+        if op == 0x00 && sdst == reg && uses(s0, s1, reg, 0xff) && next.len == 8 {
+            let hi = insns.get(i + 2).ok_or_else(unknown)?;
+            let (op2, d2, t0, t1) = sop2(w32(&bytes[hi.at..])).ok_or_else(unknown)?;
+            if op2 == 0x04 && d2 == reg + 1 && uses(t0, t1, reg + 1, 0xff) && hi.len == 8 {
+                let lo = u64::from(w32(&bytes[next.at + 4..]));
+                let hv = u64::from(w32(&bytes[hi.at + 4..]));
+                out.push(PcComputation {
+                    index: i,
+                    last: i + 2,
+                    reg,
+                    target: pc.wrapping_add(lo | hv << 32),
+                    literal: Literal::Pair(next.at + 4, hi.at + 4),
+                });
+                continue;
+            }
+        }
+        return Err(unknown());
+    }
+    Ok(out)
+}
+
+/// Writes the offset `value` into a computation's literal(s) in `out` at
+/// `base`-relative positions.
+fn write_literal(out: &mut [u8], literal: Literal, shift: usize, value: u64) {
+    match literal {
+        Literal::Lit64(at) => out[at - shift..at - shift + 8].copy_from_slice(&value.to_le_bytes()),
+        Literal::Pair(lo, hi) => {
+            out[lo - shift..lo - shift + 4].copy_from_slice(&(value as u32).to_le_bytes());
+            out[hi - shift..hi - shift + 4].copy_from_slice(&((value >> 32) as u32).to_le_bytes());
+        }
+    }
+}
+
+/// A moved function during placement.
+struct Moving {
+    name: Arc<str>,
+    kernel_only: bool,
+    vaddr: u64,
+    size: u64,
+    insns: Vec<Insn>,
+    /// New offset (from the image start) of each instruction.
+    new_off: Vec<u64>,
+    /// The replacement of each DS2 instruction (by index).
+    splits: HashMap<usize, (Vec<u8>, bool)>,
+    pcs: Vec<PcComputation>,
+    image_len: u64,
+    new_vaddr: u64,
+}
+
+impl Moving {
+    /// The image address of `target` when it lies in this function.
+    fn map(&self, target: u64) -> Option<Result<u64, ()>> {
+        if target < self.vaddr || target - self.vaddr >= self.size {
+            return None;
+        }
+        Some(
+            self.insns
+                .binary_search_by_key(&target, |i| i.vaddr)
+                .map(|i| self.new_vaddr + self.new_off[i])
+                .map_err(|_| ()),
+        )
+    }
+}
+
+/// The image of `target` if it lies in a moved function (`Err` when it is
+/// not an instruction boundary there).
+fn map_target(moving: &[Moving], target: u64) -> Option<Result<u64, ()>> {
+    let i = moving
+        .partition_point(|m| m.vaddr <= target)
+        .checked_sub(1)?;
+    moving[i].map(target)
+}
+
+/// A branch immediate from `from` (the branch's address) to `to`.
+fn branch_imm(from: u64, to: u64) -> Option<u16> {
+    let delta = (to as i64).wrapping_sub(from as i64 + 4);
+    if delta % 4 != 0 {
+        return None;
+    }
+    i16::try_from(delta / 4).ok().map(|v| v as u16)
+}
+
+fn align(v: u64, a: u64) -> u64 {
+    v.div_ceil(a) * a
+}
+
+/// Plans the growth of `bytes` (the input with its same-size fixes applied):
+/// `sites` are the DS2 sites (all of them), `analysis` the input's analysis.
+pub(super) fn place(
+    bytes: &[u8],
+    analysis: &Analysis,
+    sites: &[SiteInfo],
+) -> Result<Placement, RewriteError> {
+    let header =
+        Header::parse(bytes).map_err(|e| RewriteError::NotCodeObject(crate::isa::elf_error(e)))?;
+    let map = AddressMap::new(&header, bytes);
+    let sections = header.sections(bytes);
+    if sections.is_empty() {
+        return Err(refuse("no section headers".into()));
+    }
+
+    // The functions to move: each distinct range holding a DS2 site.
+    // Site addresses, sorted: a function holds one when the first site at or
+    // after its start lies before its end.
+    let mut site_vaddrs: Vec<u64> = sites.iter().map(|s| s.vaddr).collect();
+    site_vaddrs.sort_unstable();
+    let holds_site = |vaddr: u64, size: u64| {
+        let i = site_vaddrs.partition_point(|&v| v < vaddr);
+        site_vaddrs.get(i).is_some_and(|&v| v - vaddr < size)
+    };
+    let mut moving: Vec<Moving> = Vec::new();
+    for f in &analysis.functions {
+        if !holds_site(f.vaddr, f.size) {
+            continue;
+        }
+        if let Some(last) = moving.last() {
+            if last.vaddr == f.vaddr && last.size == f.size {
+                continue; // an alias
+            }
+            if f.vaddr < last.vaddr + last.size {
+                return Err(RewriteError::OverlappingFunctions {
+                    first: last.name.to_string(),
+                    second: f.name.clone(),
+                });
+            }
+        }
+        let insns = walk(bytes, &map, &f.name, f.vaddr, f.size)?;
+        moving.push(Moving {
+            name: Arc::from(f.name.as_str()),
+            kernel_only: f.kind == FunctionKind::KernelEntry,
+            vaddr: f.vaddr,
+            size: f.size,
+            insns,
+            new_off: Vec::new(),
+            splits: HashMap::new(),
+            pcs: Vec::new(),
+            image_len: 0,
+            new_vaddr: 0,
+        });
+    }
+    let mut entries: Vec<u64> = analysis
+        .kernels
+        .iter()
+        .filter_map(|k| k.entry_vaddr)
+        .collect();
+    entries.sort_unstable();
+    let is_kernel = |m: &Moving| m.kernel_only || entries.binary_search(&m.vaddr).is_ok();
+
+    // Pass 1: the splits, the layout of each image.
+    let mut grown: Vec<(usize, usize, SiteInfo)> = Vec::new(); // (function, insn, site)
+    for (fi, m) in moving.iter_mut().enumerate() {
+        m.pcs = pc_computations(bytes, &m.insns, &m.name)?;
+        let changes_mode = m.insns.iter().any(|i| {
+            let w0 = w32(&bytes[i.at..]);
+            w0 >> 16 == 0xBF86
+                || (w0 >> 28 == 0xB && matches!((w0 >> 23) & 0x1f, 0x12 | 0x13))
+                || sop1_op(w0) == Some(OP_SWAP_PC)
+        });
+        let modes = if changes_mode {
+            let list: Vec<(u64, &[u8])> = m
+                .insns
+                .iter()
+                .map(|i| (i.vaddr, &bytes[i.at..i.at + i.len]))
+                .collect();
+            let mut flows: Vec<Flow> = list
+                .iter()
+                .map(|&(v, b)| vgpr_mode::flow(v, w32(b)))
+                .collect();
+            for pc in &m.pcs {
+                let set = m.insns.get(pc.last + 1).map(|i| w32(&bytes[i.at..]));
+                if set.and_then(sop1_op) == Some(OP_SET_PC) {
+                    flows[pc.last + 1] = Flow::Jump(pc.target);
+                }
+            }
+            Some(vgpr_mode::modes_with(&list, &flows))
+        } else {
+            None
+        };
+        let first = sites.partition_point(|s| s.vaddr < m.vaddr);
+        for s in sites[first..]
+            .iter()
+            .take_while(|s| s.vaddr - m.vaddr < m.size)
+        {
+            let Ok(idx) = m.insns.binary_search_by_key(&s.vaddr, |i| i.vaddr) else {
+                return Err(refuse(format!("{s}: not an instruction boundary")));
+            };
+            let mode = match modes.as_ref().map(|v| v[idx]) {
+                None => 0,
+                Some(Mode::Known(x)) => x,
+                Some(_) => {
+                    return Err(refuse(format!(
+                        "{s}: the VGPR-MSB mode at the site is unknown"
+                    )))
+                }
+            };
+            let insn = m.insns[idx];
+            let split = ds2::split(&bytes[insn.at..insn.at + insn.len], mode)
+                .map_err(|e| refuse(format!("{s}: {e}")))?;
+            m.splits.insert(idx, split);
+            grown.push((fi, idx, s.clone()));
+        }
+        let mut off = 0u64;
+        m.new_off = m
+            .insns
+            .iter()
+            .enumerate()
+            .map(|(i, insn)| {
+                let here = off;
+                off += m.splits.get(&i).map_or(insn.len, |s| s.0.len()) as u64;
+                here
+            })
+            .collect();
+        m.image_len = off;
+    }
+
+    // Where the region goes.
+    let segments = header.segments(bytes);
+    let vend = segments
+        .iter()
+        .filter(|s| s.p_type == elf::PT_LOAD)
+        .map(|s| s.vaddr.saturating_add(s.memsz))
+        .chain(
+            sections
+                .iter()
+                .filter(|s| s.flags & elf::SHF_ALLOC != 0)
+                .map(|s| s.addr.saturating_add(s.size)),
+        )
+        .max()
+        .unwrap_or(0);
+    let region_vaddr = align(vend, PAGE);
+    let region_off = align(bytes.len() as u64, PAGE);
+    let mut cursor = 0u64;
+    for m in &mut moving {
+        cursor = align(cursor, FUNCTION_ALIGN);
+        m.new_vaddr = region_vaddr + cursor;
+        cursor += m.image_len;
+    }
+    let code_len = align(cursor, 4) as usize + PREFETCH_TAIL;
+
+    // Pass 2: the images.
+    let mut region: Vec<u8> = Vec::with_capacity(code_len);
+    for fi in 0..moving.len() {
+        let m = &moving[fi];
+        let start = (m.new_vaddr - region_vaddr) as usize;
+        while region.len() < start {
+            region.extend_from_slice(&S_CODE_END);
+        }
+        let kernel = is_kernel(m);
+        let pc_last: HashMap<usize, &PcComputation> = m.pcs.iter().map(|p| (p.last, p)).collect();
+        let image_start = region.len();
+        for (i, insn) in m.insns.iter().enumerate() {
+            let new_vaddr = m.new_vaddr + m.new_off[i];
+            if let Some((split, _)) = m.splits.get(&i) {
+                region.extend_from_slice(split);
+                continue;
+            }
+            let here = region.len();
+            region.extend_from_slice(&bytes[insn.at..insn.at + insn.len]);
+            let w0 = w32(&bytes[insn.at..]);
+            let at = |what: &str| format!("{} at vaddr {:#x}: {what}", m.name, insn.vaddr);
+            // Branches.
+            match vgpr_mode::flow(insn.vaddr, w0) {
+                Flow::Jump(t) | Flow::Branch(t) => {
+                    let to = match map_target(&moving, t) {
+                        Some(Ok(v)) => v,
+                        Some(Err(())) => {
+                            return Err(refuse(at("a branch into the middle of an instruction")))
+                        }
+                        None => t,
+                    };
+                    let imm = branch_imm(new_vaddr, to).ok_or_else(|| {
+                        refuse(at(&format!(
+                            "the branch target {t:#x} is out of s_branch reach from the moved copy"
+                        )))
+                    })?;
+                    region[here..here + 2].copy_from_slice(&imm.to_le_bytes());
+                }
+                _ => {}
+            }
+            // s_clause whose window holds a split site.
+            if w0 >> 16 == 0xBF85 {
+                let n = (w0 & 0x3f) as usize + 1;
+                if (i + 1..=i + n).any(|j| m.splits.contains_key(&j)) {
+                    region[here..here + 4].copy_from_slice(&S_NOP_0);
+                }
+            }
+            // PC-dependent instructions (the computations' literals are
+            // written once the whole image is).
+            match sop1_op(w0) {
+                Some(OP_SET_PC) => {
+                    let reg = w0 & 0xff;
+                    let after_computation = i
+                        .checked_sub(1)
+                        .and_then(|j| pc_last.get(&j))
+                        .is_some_and(|p| p.reg == reg);
+                    let is_return = reg == 30 && !kernel;
+                    if !after_computation && !is_return {
+                        return Err(refuse(at(
+                            "s_set_pc_i64 whose target the rewriter cannot bound",
+                        )));
+                    }
+                }
+                Some(OP_SWAP_PC) => {
+                    let reg = w0 & 0xff;
+                    let after_computation = i
+                        .checked_sub(1)
+                        .and_then(|j| pc_last.get(&j))
+                        .is_some_and(|p| p.reg == reg);
+                    if !after_computation {
+                        return Err(refuse(at(
+                            "s_swap_pc_i64 whose target the rewriter cannot bound",
+                        )));
+                    }
+                }
+                Some(OP_ADD_PC) => return Err(refuse(at("s_add_pc_i64 in moved code"))),
+                Some(OP_RFE) => return Err(refuse(at("s_rfe_i64 in moved code"))),
+                _ => {}
+            }
+        }
+        // The literals of the computations, now that the image is written.
+        for pc in &m.pcs {
+            let to = match map_target(&moving, pc.target) {
+                Some(Ok(v)) => v,
+                Some(Err(())) => {
+                    return Err(refuse(format!(
+                        "{}: an address computation into the middle of an instruction",
+                        m.name
+                    )))
+                }
+                None => pc.target,
+            };
+            let getpc_new = m.new_vaddr + m.new_off[pc.index];
+            // The literal's image position: its instruction's new offset plus
+            // its offset within the instruction.
+            let lit_pos = |at: usize| {
+                let j = m.insns.partition_point(|i| i.at <= at) - 1;
+                image_start + m.new_off[j] as usize + (at - m.insns[j].at)
+            };
+            let value = to.wrapping_sub(getpc_new + 4);
+            let literal = match pc.literal {
+                Literal::Lit64(a) => Literal::Lit64(lit_pos(a)),
+                Literal::Pair(a, b) => Literal::Pair(lit_pos(a), lit_pos(b)),
+            };
+            write_literal(&mut region, literal, 0, value);
+        }
+    }
+    while region.len() < code_len {
+        region.extend_from_slice(&S_CODE_END);
+    }
+
+    let mut patches: Vec<Patch> = Vec::new();
+    // Unmoved code: branches and computations into moved functions.
+    for f in &analysis.functions {
+        let moved = moving
+            .binary_search_by_key(&f.vaddr, |m| m.vaddr)
+            .is_ok_and(|i| moving[i].size == f.size);
+        if moved {
+            continue;
+        }
+        let insns = walk(bytes, &map, &f.name, f.vaddr, f.size)?;
+        for pc in pc_computations(bytes, &insns, &f.name)? {
+            if let Some(r) = map_target(&moving, pc.target) {
+                let to = r.map_err(|()| {
+                    refuse(format!(
+                        "{}: an address computation into the middle of an instruction",
+                        f.name
+                    ))
+                })?;
+                let value = to.wrapping_sub(insns[pc.index].vaddr + 4);
+                match pc.literal {
+                    Literal::Lit64(a) => patches.push(Patch {
+                        file_offset: a as u64,
+                        bytes: value.to_le_bytes().to_vec(),
+                    }),
+                    Literal::Pair(a, b) => {
+                        patches.push(Patch {
+                            file_offset: a as u64,
+                            bytes: (value as u32).to_le_bytes().to_vec(),
+                        });
+                        patches.push(Patch {
+                            file_offset: b as u64,
+                            bytes: ((value >> 32) as u32).to_le_bytes().to_vec(),
+                        });
+                    }
+                }
+            }
+        }
+        for insn in &insns {
+            let w0 = w32(&bytes[insn.at..]);
+            if let Flow::Jump(t) | Flow::Branch(t) = vgpr_mode::flow(insn.vaddr, w0) {
+                if let Some(r) = map_target(&moving, t) {
+                    let to = r.map_err(|()| {
+                        refuse(format!(
+                            "{}: a branch into the middle of an instruction",
+                            f.name
+                        ))
+                    })?;
+                    let imm = branch_imm(insn.vaddr, to).ok_or_else(|| {
+                        refuse(format!(
+                            "{} at vaddr {:#x}: a branch into moved function at {t:#x} cannot reach its copy",
+                            f.name, insn.vaddr
+                        ))
+                    })?;
+                    patches.push(Patch {
+                        file_offset: insn.at as u64,
+                        bytes: imm.to_le_bytes().to_vec(),
+                    });
+                }
+            }
+        }
+    }
+    // Kernel descriptors.
+    for k in &analysis.kernels {
+        let Some(entry) = k.entry_vaddr else { continue };
+        if let Some(r) = map_target(&moving, entry) {
+            let to =
+                r.map_err(|()| refuse(format!("kernel {}: entry inside an instruction", k.name)))?;
+            let at = map
+                .file_offset(k.descriptor_vaddr)
+                .ok_or_else(|| refuse(format!("kernel {}: descriptor not mapped", k.name)))?;
+            patches.push(Patch {
+                file_offset: at + 16,
+                bytes: to.wrapping_sub(k.descriptor_vaddr).to_le_bytes().to_vec(),
+            });
+        }
+    }
+    // Relocations that point into moved functions, or patch moved code.
+    check_relocations(bytes, &header, &sections, &moving)?;
+
+    // The new tables.
+    let mut tail = vec![0u8; (region_off - bytes.len() as u64) as usize];
+    tail.extend_from_slice(&region);
+    let abs = |tail: &Vec<u8>| bytes.len() as u64 + tail.len() as u64;
+    let pad8 = |tail: &mut Vec<u8>| {
+        while (bytes.len() + tail.len()) % 8 != 0 {
+            tail.push(0);
+        }
+    };
+    pad8(&mut tail);
+
+    // Program headers.
+    let phoff = elf::u64_at(bytes, 32).unwrap_or(0) as usize;
+    let phnum = usize::from(elf::u16_at(bytes, 56).unwrap_or(0));
+    let new_phoff = abs(&tail);
+    for i in 0..phnum {
+        let mut ph = bytes[phoff + i * 56..phoff + (i + 1) * 56].to_vec();
+        if elf::u32_at(&ph, 0) == Some(6) {
+            ph.fill(0); // PT_PHDR → PT_NULL
+        }
+        tail.extend_from_slice(&ph);
+    }
+    let mut ph = Vec::with_capacity(56);
+    ph.extend_from_slice(&elf::PT_LOAD.to_le_bytes());
+    ph.extend_from_slice(&5u32.to_le_bytes()); // PF_R | PF_X
+    ph.extend_from_slice(&region_off.to_le_bytes());
+    ph.extend_from_slice(&region_vaddr.to_le_bytes());
+    ph.extend_from_slice(&region_vaddr.to_le_bytes());
+    ph.extend_from_slice(&(region.len() as u64).to_le_bytes());
+    ph.extend_from_slice(&(region.len() as u64).to_le_bytes());
+    ph.extend_from_slice(&PAGE.to_le_bytes());
+    tail.extend_from_slice(&ph);
+
+    // Section names.
+    let shoff = elf::u64_at(bytes, 40).unwrap_or(0) as usize;
+    let shnum = usize::from(elf::u16_at(bytes, 60).unwrap_or(0));
+    let shstrndx = usize::from(elf::u16_at(bytes, 62).unwrap_or(0));
+    let shstr = sections
+        .get(shstrndx)
+        .and_then(|s| s.data(bytes))
+        .ok_or_else(|| refuse("no .shstrtab".into()))?;
+    let new_shstr_off = abs(&tail);
+    tail.extend_from_slice(shstr);
+    let text_name = shstr.len() as u32;
+    tail.extend_from_slice(TEXT_SECTION.as_bytes());
+    tail.push(0);
+    let marker_name = text_name + TEXT_SECTION.len() as u32 + 1;
+    tail.extend_from_slice(MARKER_SECTION.as_bytes());
+    tail.push(0);
+    let new_shstr_size = abs(&tail) - new_shstr_off;
+    pad8(&mut tail);
+    let text_index = shnum as u16;
+
+    // Symbols.
+    let symtab = sections.iter().find(|s| s.sh_type == elf::SHT_SYMTAB);
+    let mut symtab_new: Option<(usize, u64, u64, u32, usize, u64, u64)> = None; // (symtab idx, off, size, info, strtab idx, off, size)
+    let mut moved_out: Vec<MovedFunction> = Vec::new();
+    if let Some(st) = symtab {
+        if sections
+            .iter()
+            .any(|s| matches!(s.sh_type, 4 | 9) && s.link == u32::from(st.index))
+        {
+            return Err(refuse("a relocation section refers to .symtab".into()));
+        }
+        let data = st
+            .data(bytes)
+            .ok_or_else(|| refuse(".symtab outside the object".into()))?;
+        let strtab = sections
+            .get(st.link as usize)
+            .ok_or_else(|| refuse(".symtab has no string table".into()))?;
+        let strdata = strtab
+            .data(bytes)
+            .ok_or_else(|| refuse(".strtab outside the object".into()))?;
+        let info_at = shoff + usize::from(st.index) * 64 + 44;
+        let info = elf::u32_at(bytes, info_at).unwrap_or(0) as usize;
+        let locals = info.min(data.len() / 24) * 24;
+        let new_str_off = abs(&tail);
+        tail.extend_from_slice(strdata);
+        let mut names = Vec::new();
+        for m in &moving {
+            names.push((abs(&tail) - new_str_off) as u32);
+            tail.extend_from_slice(m.name.as_bytes());
+            tail.extend_from_slice(SYMBOL_SUFFIX.as_bytes());
+            tail.push(0);
+        }
+        let new_str_size = abs(&tail) - new_str_off;
+        pad8(&mut tail);
+        let new_sym_off = abs(&tail);
+        tail.extend_from_slice(&data[..locals]);
+        for (m, &name) in moving.iter().zip(&names) {
+            tail.extend_from_slice(&name.to_le_bytes());
+            tail.push(elf::STT_FUNC); // STB_LOCAL
+            tail.push(0);
+            tail.extend_from_slice(&text_index.to_le_bytes());
+            tail.extend_from_slice(&m.new_vaddr.to_le_bytes());
+            tail.extend_from_slice(&m.image_len.to_le_bytes());
+        }
+        tail.extend_from_slice(&data[locals..data.len() / 24 * 24]);
+        let new_sym_size = abs(&tail) - new_sym_off;
+        symtab_new = Some((
+            usize::from(st.index),
+            new_sym_off,
+            new_sym_size,
+            (locals / 24 + moving.len()) as u32,
+            st.link as usize,
+            new_str_off,
+            new_str_size,
+        ));
+    }
+    for m in &moving {
+        moved_out.push(MovedFunction {
+            name: Arc::clone(&m.name),
+            original_vaddr: m.vaddr,
+            original_size: m.size,
+            new_vaddr: m.new_vaddr,
+            new_size: m.image_len,
+            symbol: if symtab_new.is_some() {
+                format!("{}{SYMBOL_SUFFIX}", m.name)
+            } else {
+                String::new()
+            },
+        });
+    }
+
+    // The marker.
+    pad8(&mut tail);
+    let marker_off = abs(&tail);
+    let desc_len = 8 + 32 * moving.len();
+    tail.extend_from_slice(&(MARKER_OWNER.len() as u32 + 1).to_le_bytes());
+    tail.extend_from_slice(&(desc_len as u32).to_le_bytes());
+    tail.extend_from_slice(&NT_HOTSWAP_MOVED.to_le_bytes());
+    tail.extend_from_slice(MARKER_OWNER);
+    tail.push(0); // "HOTSWAP\0": 8 bytes, 4-aligned
+    tail.extend_from_slice(&1u32.to_le_bytes());
+    tail.extend_from_slice(&(moving.len() as u32).to_le_bytes());
+    for m in &moving {
+        for v in [m.vaddr, m.size, m.new_vaddr, m.image_len] {
+            tail.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    let marker_size = abs(&tail) - marker_off;
+    pad8(&mut tail);
+
+    // Section headers.
+    let new_shoff = abs(&tail);
+    for i in 0..shnum {
+        let mut sh = bytes[shoff + i * 64..shoff + (i + 1) * 64].to_vec();
+        if i == shstrndx {
+            sh[24..32].copy_from_slice(&new_shstr_off.to_le_bytes());
+            sh[32..40].copy_from_slice(&new_shstr_size.to_le_bytes());
+        }
+        if let Some((sti, so, ss, info, stri, tro, trs)) = symtab_new {
+            if i == sti {
+                sh[24..32].copy_from_slice(&so.to_le_bytes());
+                sh[32..40].copy_from_slice(&ss.to_le_bytes());
+                sh[44..48].copy_from_slice(&info.to_le_bytes());
+            }
+            if i == stri {
+                sh[24..32].copy_from_slice(&tro.to_le_bytes());
+                sh[32..40].copy_from_slice(&trs.to_le_bytes());
+            }
+        }
+        tail.extend_from_slice(&sh);
+    }
+    let section = |name: u32, ty: u32, flags: u64, addr: u64, off: u64, size: u64, align: u64| {
+        let mut sh = Vec::with_capacity(64);
+        sh.extend_from_slice(&name.to_le_bytes());
+        sh.extend_from_slice(&ty.to_le_bytes());
+        sh.extend_from_slice(&flags.to_le_bytes());
+        sh.extend_from_slice(&addr.to_le_bytes());
+        sh.extend_from_slice(&off.to_le_bytes());
+        sh.extend_from_slice(&size.to_le_bytes());
+        sh.extend_from_slice(&[0u8; 8]); // link, info
+        sh.extend_from_slice(&align.to_le_bytes());
+        sh.extend_from_slice(&[0u8; 8]); // entsize
+        sh
+    };
+    tail.extend_from_slice(&section(
+        text_name,
+        1,
+        elf::SHF_ALLOC | elf::SHF_EXECINSTR,
+        region_vaddr,
+        region_off,
+        region.len() as u64,
+        FUNCTION_ALIGN,
+    ));
+    tail.extend_from_slice(&section(marker_name, 7, 0, 0, marker_off, marker_size, 4));
+
+    // The ELF header.
+    patches.push(Patch {
+        file_offset: 32,
+        bytes: new_phoff.to_le_bytes().to_vec(),
+    });
+    patches.push(Patch {
+        file_offset: 40,
+        bytes: new_shoff.to_le_bytes().to_vec(),
+    });
+    patches.push(Patch {
+        file_offset: 56,
+        bytes: ((phnum + 1) as u16).to_le_bytes().to_vec(),
+    });
+    patches.push(Patch {
+        file_offset: 60,
+        bytes: ((shnum + 2) as u16).to_le_bytes().to_vec(),
+    });
+
+    let sites = grown
+        .into_iter()
+        .map(|(fi, idx, site)| {
+            let m = &moving[fi];
+            let (split, swapped) = &m.splits[&idx];
+            GrownSite {
+                site,
+                new_vaddr: m.new_vaddr + m.new_off[idx],
+                new_len: split.len() as u32,
+                fix: if *swapped {
+                    "ds2-split-swapped"
+                } else {
+                    "ds2-split"
+                },
+            }
+        })
+        .collect();
+    let clauses_removed = moving
+        .iter()
+        .map(|m| {
+            m.insns
+                .iter()
+                .enumerate()
+                .filter(|&(i, insn)| {
+                    let w0 = w32(&bytes[insn.at..]);
+                    w0 >> 16 == 0xBF85
+                        && (i + 1..=i + (w0 & 0x3f) as usize + 1).any(|j| m.splits.contains_key(&j))
+                })
+                .count()
+        })
+        .sum();
+    Ok(Placement {
+        patches,
+        tail,
+        moved: moved_out,
+        sites,
+        clauses_removed,
+    })
+}
+
+/// Refuses relocations whose target, or whose patched location, lies in a
+/// moved function.
+fn check_relocations(
+    bytes: &[u8],
+    header: &Header,
+    sections: &[elf::Section<'_>],
+    moving: &[Moving],
+) -> Result<(), RewriteError> {
+    let inside = |v: u64| moving.iter().find(|m| v >= m.vaddr && v - m.vaddr < m.size);
+    let dynsym = header.symbols(bytes, elf::SHT_DYNSYM);
+    for s in sections.iter().filter(|s| s.sh_type == 4 || s.sh_type == 9) {
+        let Some(data) = s.data(bytes) else { continue };
+        let entry = if s.sh_type == 4 { 24 } else { 16 };
+        for r in data.chunks_exact(entry) {
+            let offset = elf::u64_at(r, 0).unwrap_or(0);
+            let info = elf::u64_at(r, 8).unwrap_or(0);
+            let addend = if entry == 24 {
+                elf::u64_at(r, 16).unwrap_or(0)
+            } else {
+                0
+            };
+            let sym = (info >> 32) as usize;
+            let value = if sym == 0 {
+                0
+            } else {
+                dynsym.get(sym - 1).map_or(0, |s| s.value)
+            };
+            if let Some(m) = inside(offset).or_else(|| inside(value.wrapping_add(addend))) {
+                return Err(refuse(format!(
+                    "a relocation at {offset:#x} refers to the moved function {}",
+                    m.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The moved-function map of a rewritten object (its marker), or `None` when
+/// the object carries no (well-formed) marker.
+pub fn moved_functions(code_object: &[u8]) -> Option<Vec<MovedRange>> {
+    let header = Header::parse(code_object).ok()?;
+    let section = header.section_by_name(code_object, MARKER_SECTION.as_bytes())?;
+    let area = section.data(code_object)?;
+    for note in elf::notes(area) {
+        let note = note.ok()?;
+        if note.name != MARKER_OWNER || note.note_type != NT_HOTSWAP_MOVED {
+            continue;
+        }
+        let d = note.desc;
+        if elf::u32_at(d, 0)? != 1 {
+            return None;
+        }
+        let count = elf::u32_at(d, 4)? as usize;
+        if d.len() != 8 + count.checked_mul(32)? {
+            return None;
+        }
+        return Some(
+            d[8..]
+                .chunks_exact(32)
+                .map(|e| MovedRange {
+                    original_vaddr: elf::u64_at(e, 0).unwrap_or(0),
+                    original_size: elf::u64_at(e, 8).unwrap_or(0),
+                    new_vaddr: elf::u64_at(e, 16).unwrap_or(0),
+                    new_size: elf::u64_at(e, 24).unwrap_or(0),
+                })
+                .collect(),
+        );
+    }
+    None
+}

@@ -1,0 +1,201 @@
+//! The `s_set_vgpr_msb` mode in force at each instruction of a function: a
+//! forward dataflow over the function's control flow.
+//!
+//! Entry: all MSBs zero. LLVM's `AMDGPULowerVGPREncoding` pass states the
+//! convention: "non-fall through basic blocks shall start with all 4 MSBs
+//! zero ... Consequentially the ABI is set to expect all 4 MSBs to be zero on
+//! entry", and it resets the mode to zero before every terminator and call;
+//! so a call (`s_swap_pc_i64`) returns with mode zero.
+//!
+//! Transfer: `s_set_vgpr_msb imm` sets the mode to `imm[7:0]`;
+//! `s_setreg_imm32_b32` to `MODE` covering bits 12–19 sets it from the
+//! immediate (MODE holds the fields rotated left by 2); any other write to
+//! those MODE bits (`s_setreg_b32`, a partial cover) makes it unknown.
+//! Merge: equal modes stay, different ones are unknown. Each instruction's
+//! state changes at most twice (unset → known → unknown), so the walk is
+//! linear in the function's size.
+
+/// The mode at one instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Not reached (yet).
+    Unset,
+    /// This 8-bit mode.
+    Known(u8),
+    /// Paths disagree, or a write this analysis cannot evaluate.
+    Unknown,
+}
+
+impl Mode {
+    fn merge(self, other: Mode) -> Mode {
+        match (self, other) {
+            (Mode::Unset, m) | (m, Mode::Unset) => m,
+            (Mode::Known(a), Mode::Known(b)) if a == b => Mode::Known(a),
+            _ => Mode::Unknown,
+        }
+    }
+}
+
+/// Control flow of one instruction, as this module and placement need it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Falls through.
+    Next,
+    /// `s_branch`: only the target.
+    Jump(u64),
+    /// `s_cbranch_*`: the target and the next instruction.
+    Branch(u64),
+    /// No successor in the function (`s_endpgm`, `s_set_pc_i64`, ...).
+    Stop,
+}
+
+/// The control flow of one instruction at `vaddr` with first dword `w0`.
+pub fn flow(vaddr: u64, w0: u32) -> Flow {
+    if w0 >> 23 == 0x17F {
+        // SOPP
+        let op = (w0 >> 16) & 0x7f;
+        let target = || {
+            let simm = i64::from(w0 as u16 as i16);
+            vaddr.wrapping_add(4).wrapping_add((simm * 4) as u64)
+        };
+        return match op {
+            0x20 => Flow::Jump(target()),
+            0x21..=0x26 => Flow::Branch(target()),
+            0x30 | 0x31 => Flow::Stop, // s_endpgm, s_endpgm_saved
+            _ => Flow::Next,
+        };
+    }
+    if w0 >> 23 == 0x17D {
+        // SOP1: s_set_pc_i64 (0x48), s_rfe_i64 (0x4a)
+        let op = (w0 >> 8) & 0xff;
+        if op == 0x48 || op == 0x4a {
+            return Flow::Stop;
+        }
+    }
+    Flow::Next
+}
+
+/// The mode after one instruction (`bytes`) given the mode before it.
+fn transfer(bytes: &[u8], before: Mode) -> Mode {
+    let Some(w0) = bytes
+        .get(..4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    else {
+        return before;
+    };
+    if w0 >> 16 == 0xBF86 {
+        return Mode::Known(w0 as u8); // s_set_vgpr_msb
+    }
+    if w0 >> 28 == 0xB {
+        // SOPK: s_setreg_b32 (0x12), s_setreg_imm32_b32 (0x13)
+        let op = (w0 >> 23) & 0x1f;
+        if op == 0x12 || op == 0x13 {
+            let id = w0 & 0x3f;
+            let offset = (w0 >> 6) & 0x1f;
+            let size = ((w0 >> 11) & 0x1f) + 1;
+            const HW_REG_MODE: u32 = 1;
+            if id != HW_REG_MODE || offset + size <= 12 || offset >= 20 {
+                return before;
+            }
+            if op == 0x13 && offset <= 12 && offset + size >= 20 {
+                if let Some(imm) = bytes
+                    .get(4..8)
+                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                {
+                    let field = ((imm << offset) >> 12) as u8;
+                    return Mode::Known(field.rotate_right(2));
+                }
+            }
+            return Mode::Unknown;
+        }
+    }
+    if w0 >> 23 == 0x17D && (w0 >> 8) & 0xff == 0x49 {
+        return Mode::Known(0); // s_swap_pc_i64: the callee returns with mode 0
+    }
+    before
+}
+
+/// The mode before each instruction: `insns` are `(vaddr, bytes)` in address
+/// order, the first one being the function's entry.
+pub fn modes(insns: &[(u64, &[u8])]) -> Vec<Mode> {
+    let flows: Vec<Flow> = insns
+        .iter()
+        .map(|&(v, b)| {
+            let w0 = b
+                .get(..4)
+                .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            flow(v, w0)
+        })
+        .collect();
+    modes_with(insns, &flows)
+}
+
+/// [`modes`] with the control flow of each instruction given (placement adds
+/// the long branches it recognised).
+pub fn modes_with(insns: &[(u64, &[u8])], flows: &[Flow]) -> Vec<Mode> {
+    let mut state = vec![Mode::Unset; insns.len()];
+    if insns.is_empty() {
+        return state;
+    }
+    let index_of = |vaddr: u64| insns.binary_search_by_key(&vaddr, |i| i.0).ok();
+    state[0] = Mode::Known(0);
+    let mut work = vec![0usize];
+    while let Some(i) = work.pop() {
+        let (_, bytes) = insns[i];
+        let after = transfer(bytes, state[i]);
+        let mut push = |j: Option<usize>, state: &mut Vec<Mode>| {
+            if let Some(j) = j {
+                let merged = state[j].merge(after);
+                if merged != state[j] {
+                    state[j] = merged;
+                    work.push(j);
+                }
+            }
+        };
+        let next = (i + 1 < insns.len()).then_some(i + 1);
+        match flows.get(i).copied().unwrap_or(Flow::Next) {
+            Flow::Next => push(next, &mut state),
+            Flow::Jump(t) => push(index_of(t), &mut state),
+            Flow::Branch(t) => {
+                push(next, &mut state);
+                push(index_of(t), &mut state);
+            }
+            Flow::Stop => {}
+        }
+    }
+    state
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOP: [u8; 4] = [0, 0, 0x80, 0xbf];
+
+    #[test]
+    fn entry_is_zero_and_set_vgpr_msb_sets() {
+        let set = [0x41, 0x00, 0x86, 0xbf];
+        let insns: Vec<(u64, &[u8])> = vec![(0, &NOP), (4, &set), (8, &NOP)];
+        assert_eq!(
+            modes(&insns),
+            vec![Mode::Known(0), Mode::Known(0), Mode::Known(0x41)]
+        );
+    }
+
+    #[test]
+    fn disagreeing_paths_are_unknown() {
+        // 0: s_cbranch_scc0 +1 (to 8); 4: s_set_vgpr_msb 1; 8: s_nop
+        let br = [0x01, 0x00, 0xa1, 0xbf];
+        let set = [0x01, 0x00, 0x86, 0xbf];
+        let insns: Vec<(u64, &[u8])> = vec![(0, &br), (4, &set), (8, &NOP)];
+        assert_eq!(modes(&insns)[2], Mode::Unknown);
+        // s_setreg_b32 hwreg(HW_REG_MODE, 12, 8), s0 → unknown
+        let setreg = [0x01, 0x3b, 0x00, 0xb9];
+        let insns: Vec<(u64, &[u8])> = vec![(0, &setreg), (4, &NOP)];
+        assert_eq!(modes(&insns)[1], Mode::Unknown);
+        // s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 20), 0x12345: bits 12-19 = 0x12 → rotr2 = 0x84
+        let imm = [0x01, 0x98, 0x80, 0xb9, 0x45, 0x23, 0x01, 0x00];
+        let insns: Vec<(u64, &[u8])> = vec![(0, &imm), (8, &NOP)];
+        assert_eq!(modes(&insns)[1], Mode::Known(0x12u8.rotate_right(2)));
+    }
+}

@@ -1,0 +1,381 @@
+"""The growth oracle's comparison of one input code object and its rewrite.
+
+Independent of the rewriter: it reads both files with its own ELF reader,
+both listings from llvm-objdump-22, the expected DS2 replacement bytes from
+llvm-mc-22 (assembled from the rules in ds2.py), and takes from the rewriter
+only the claim "function F now starts at X" (from the kernel descriptors of
+the output and the report's list of moved functions), which it then checks.
+"""
+import bisect
+import struct
+
+import ds2
+import elf64
+
+NOP0 = bytes.fromhex("000080bf")
+BRANCH_PREFIXES = ("s_branch", "s_cbranch_")
+PC_USE = ("s_get_pc_i64", "s_getpc_b64")
+
+
+def simm16(raw):
+    return int.from_bytes(raw[0:2], "little", signed=True)
+
+
+def branch_target(insn):
+    return insn.addr + 4 + 4 * simm16(insn.raw)
+
+
+def sreg(text):
+    """First scalar register number in an operand text (`s60`, `s[60:61]`)."""
+    t = text.strip().lstrip("s[").split(":")[0].split("]")[0]
+    return int(t)
+
+
+def pc_literal(insns, i):
+    """For `s_get_pc_i64 s[n:n+1]` at insns[i]: (number of instructions of the
+    add, the 64-bit literal added, its byte positions [(insn index, start,
+    length)]) when followed by a recognised literal add to the same pair,
+    else None."""
+    get = insns[i]
+    n = sreg(get.text.split(None, 1)[1])
+    nxt = insns[i + 1] if i + 1 < len(insns) else None
+    if nxt is None:
+        return None
+    ops = [o.strip() for o in nxt.text.split(None, 1)[1].split(",")] if " " in nxt.text else []
+    if nxt.mnemonic == "s_add_nc_u64" and len(nxt.raw) == 12 and ops[:2] == [f"s[{n}:{n + 1}]"] * 2:
+        return 1, struct.unpack_from("<Q", nxt.raw, 4)[0], [(i + 1, 4, 8)]
+    nn = insns[i + 2] if i + 2 < len(insns) else None
+    if (nxt.mnemonic == "s_add_co_u32" and len(nxt.raw) == 8 and ops[:2] == [f"s{n}"] * 2 and nn is not None
+            and nn.mnemonic == "s_add_co_ci_u32" and len(nn.raw) == 8 and
+            [o.strip() for o in nn.text.split(None, 1)[1].split(",")][:2] == [f"s{n + 1}"] * 2):
+        lo = struct.unpack_from("<I", nxt.raw, 4)[0]
+        hi = struct.unpack_from("<I", nn.raw, 4)[0]
+        return 2, lo | hi << 32, [(i + 1, 4, 4), (i + 2, 4, 4)]
+    return None
+
+
+class Result:
+    def __init__(self):
+        self.failures = []
+        self.sites = []          # (old DS2 text, [emitted texts]) for the model
+        self.stats = dict(moved_functions=0, moved_instructions=0, ds2_replaced=0, clauses_nopped=0,
+                          clauses_kept=0, branches_retargeted=0, pc_pairs_retargeted=0,
+                          literal_edits_in_place=0, kd_entries_redirected=0, banked_sites=0)
+
+    def fail(self, msg):
+        self.failures.append(msg)
+
+
+def emitted_modes(out_listing, out_keys, lo, hi):
+    """The VGPR-MSB modes (low byte) set by s_set_vgpr_msb in [lo, hi)."""
+    return [out_listing[a].raw[0] for a in out_keys[bisect.bisect_left(out_keys, lo):bisect.bisect_left(out_keys, hi)]
+            if out_listing[a].mnemonic == "s_set_vgpr_msb"]
+
+
+def functions(elf):
+    out = []
+    for s in elf.symbols():
+        if s["type"] == elf64.STT_FUNC and s["size"] and 0 < s["shndx"] < len(elf.sections) and \
+                elf.sections[s["shndx"]]["flags"] & elf64.SHF_EXECINSTR:
+            out.append(s)
+    return out
+
+
+def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_claims, res):
+    """Checks the output against the input. `expected_bytes`: {assembly line:
+    bytes} from llvm-mc-22 for every line ds2.split produces; `moved_claims`:
+    {old function start: new start} claimed by the report (may be empty)."""
+    ie, oe = elf64.Elf(in_data), elf64.Elf(out_data)
+    for p in elf64.structure(oe):
+        res.fail(f"structure: {p}")
+    if ie.e_flags != oe.e_flags or ie.abi_version != oe.abi_version or ie.e_machine != oe.e_machine:
+        res.fail("e_flags, ABI version or machine changed")
+    funcs = {f["value"]: f for f in functions(ie)}
+    # What moved: every kernel whose descriptor entry changed, and the claims.
+    moved = dict(moved_claims)
+    ikd, okd = ie.kernel_descriptors(), oe.kernel_descriptors()
+    if set(ikd) != set(okd):
+        res.fail(f"kernel descriptors differ: {sorted(set(ikd) ^ set(okd))[:5]}")
+    for k, (kva, _, entry) in ikd.items():
+        if k in okd and okd[k][2] != entry:
+            if moved.get(entry, okd[k][2]) != okd[k][2]:
+                res.fail(f"kernel {k}: descriptor entry {okd[k][2]:#x}, report says {moved[entry]:#x}")
+            moved[entry] = okd[k][2]
+    for old in list(moved):
+        if old not in funcs:
+            res.fail(f"moved code at {old:#x} is not a function start of the input")
+            del moved[old]
+    old_sorted = sorted(in_listing)
+    import bisect
+
+    def insns_in(listing_keys, listing, lo, hi):
+        a, b = bisect.bisect_left(listing_keys, lo), bisect.bisect_left(listing_keys, hi)
+        return [listing[k] for k in listing_keys[a:b]]
+
+    amap = {}            # old instruction address -> new address (moved functions)
+    ranges = []          # (lo, hi) of moved functions in the input
+    deferred = []        # (what, old target, new target)
+    out_keys = sorted(out_listing)
+    for old, new in sorted(moved.items()):
+        f = funcs[old]
+        lo, hi = f["value"], f["value"] + f["size"]
+        ranges.append((lo, hi))
+        res.stats["moved_functions"] += 1
+        insns = insns_in(old_sorted, in_listing, lo, hi)
+        p = new
+        pending_pc = {}  # index of the add instruction -> (pc_old, pc_new, literal positions...)
+        i = 0
+        ds2_at = {k for k, x in enumerate(insns) if ds2.is_ds2(x.mnemonic)}
+        mode = 0  # VGPR-MSB mode in force (0 at a function's entry)
+        while i < len(insns):
+            ins = insns[i]
+            amap[ins.addr] = p
+            got = out_listing.get(p)
+            if got is None:
+                res.fail(f"{f['name']}: no instruction decoded at {p:#x} (image of {ins.addr:#x})")
+                break
+            res.stats["moved_instructions"] += 1
+            if ds2.is_ds2(ins.mnemonic):
+                try:
+                    lines = ds2.split(ins.text)
+                except ds2.NoSplit as e:
+                    res.fail(f"{f['name']}: {ins.addr:#x} `{ins.text}` has no split ({e}) but was rewritten")
+                    break
+                if ds2.banked(ins.text):
+                    # Bank brackets are the rewriter's choice: the model checks them.
+                    seq, q = [], p
+                    while out_listing.get(q) is not None and len(seq) < 12:
+                        g = out_listing[q]
+                        seq.append(g.text)
+                        q = g.end
+                        if g.mnemonic == "s_wait_dscnt":
+                            # Brackets after the wait: until the mode in force
+                            # before the site is back (a rewrite must restore
+                            # it), and any that is not the next original one.
+                            eff = ([x for x in emitted_modes(out_listing, out_keys, p, q)] or [mode])[-1]
+                            nxt = insns[i + 1] if i + 1 < len(insns) else None
+                            while out_listing.get(q) is not None and out_listing[q].mnemonic == "s_set_vgpr_msb" \
+                                    and (eff != mode or nxt is None or out_listing[q].raw != nxt.raw):
+                                seq.append(out_listing[q].text)
+                                eff = out_listing[q].raw[0]
+                                q = out_listing[q].end
+                            break
+                    modes = emitted_modes(out_listing, out_keys, p, q)
+                    if modes and modes[-1] != mode:
+                        res.fail(f"{f['name']}: DS2 {ins.addr:#x}: VGPR-MSB mode {modes[-1]:#x} after the "
+                                 f"sequence, {mode:#x} in force before it")
+                    res.sites.append((ins.text, seq, f"{f['name']}@{ins.addr:#x}"))
+                    res.stats["banked_sites"] += 1
+                    p = q
+                else:
+                    want = b"".join(expected_bytes.get(line) or b"?" for line in lines)
+                    seq, q = [], p
+                    while q < p + len(want) and out_listing.get(q) is not None:
+                        seq.append(out_listing[q])
+                        q = out_listing[q].end
+                    have = b"".join(x.raw for x in seq)
+                    if have != want:
+                        res.fail(f"{f['name']}: DS2 {ins.addr:#x} `{ins.text}` -> at {p:#x} "
+                                 f"{[x.text for x in seq]}, expected {lines}")
+                        break
+                    res.sites.append((ins.text, [x.text for x in seq], f"{f['name']}@{ins.addr:#x}"))
+                    p = q
+                res.stats["ds2_replaced"] += 1
+                i += 1
+                continue
+            if ins.mnemonic == "s_clause":
+                window = range(i + 1, i + 2 + (ins.raw[0] & 0x3F))
+                if got.raw == NOP0:
+                    res.stats["clauses_nopped"] += 1
+                elif got.raw == ins.raw:
+                    res.stats["clauses_kept"] += 1
+                    if any(k in ds2_at for k in window):
+                        res.fail(f"{f['name']}: s_clause at {ins.addr:#x} kept over an expanded DS2")
+                else:
+                    res.fail(f"{f['name']}: s_clause at {ins.addr:#x} became `{got.text}`")
+                p += 4
+                i += 1
+                continue
+            if ins.mnemonic.startswith(BRANCH_PREFIXES):
+                if got.mnemonic != ins.mnemonic or len(got.raw) != 4 or got.raw[2:] != ins.raw[2:]:
+                    res.fail(f"{f['name']}: branch {ins.addr:#x} `{ins.text}` became `{got.text}`")
+                else:
+                    deferred.append((f"{f['name']}: {ins.mnemonic} at {ins.addr:#x}", branch_target(ins),
+                                     p + 4 + 4 * simm16(got.raw), got.raw != ins.raw))
+                p += 4
+                i += 1
+                continue
+            if ins.mnemonic in PC_USE:
+                lit = pc_literal(insns, i)
+                if lit is None:
+                    res.fail(f"{f['name']}: PC use at {ins.addr:#x} the oracle does not recognise")
+                    break
+                count, value, fields = lit
+                if got.raw != ins.raw:
+                    res.fail(f"{f['name']}: `{ins.text}` became `{got.text}`")
+                    break
+                seq, q = [got], got.end
+                for k in range(count):
+                    g = out_listing.get(q)
+                    o = insns[i + 1 + k]
+                    amap[o.addr] = q
+                    if g is None or len(g.raw) != len(o.raw) or g.mnemonic != o.mnemonic:
+                        res.fail(f"{f['name']}: PC pair at {ins.addr:#x} not kept in shape at {q:#x}")
+                        break
+                    seq.append(g)
+                    q = g.end
+                else:
+                    new_value = 0
+                    for (k, start, length), g in zip(fields, seq[1:]):
+                        new_value |= int.from_bytes(g.raw[start:start + length], "little") << (
+                            0 if length == 8 or k == fields[0][0] else 32)
+                        o = insns[k]
+                        # Only the literal may differ.
+                        if g.raw[:start] != o.raw[:start]:
+                            res.fail(f"{f['name']}: PC pair at {ins.addr:#x}: more than the literal changed")
+                    old_t = (ins.addr + 4 + value) & (2**64 - 1)
+                    new_t = (p + 4 + new_value) & (2**64 - 1)
+                    deferred.append((f"{f['name']}: PC pair at {ins.addr:#x}", old_t, new_t, True))
+                    res.stats["pc_pairs_retargeted"] += 1
+                p = q
+                i += 1 + count
+                continue
+            if got.raw != ins.raw:
+                res.fail(f"{f['name']}: {ins.addr:#x} `{ins.text}` became `{got.text}` at {p:#x}")
+                break
+            if ins.mnemonic == "s_set_vgpr_msb":
+                mode = ins.raw[0]
+            p = got.end
+            i += 1
+        amap[hi] = p
+
+    def in_moved(t):
+        return any(lo <= t < hi for lo, hi in ranges)
+
+    def image(t):
+        if in_moved(t):
+            return amap.get(t)
+        return t
+
+    for what, old_t, new_t, changed in deferred:
+        want = image(old_t)
+        if want is None:
+            res.fail(f"{what}: target {old_t:#x} is inside moved code but not an instruction start")
+        elif new_t != want:
+            res.fail(f"{what}: target {new_t:#x}, expected {want:#x} (image of {old_t:#x})")
+        elif changed:
+            res.stats["branches_retargeted"] += 1
+
+    # Every DS2 of the input lies in moved code (nothing left to fix).
+    for a, x in in_listing.items():
+        if ds2.is_ds2(x.mnemonic) and not in_moved(a):
+            res.fail(f"DS2 at {a:#x} `{x.text}` was not moved")
+            break
+
+    # Kernel descriptors: each entry is the image of the original entry.
+    allowed = set()
+    for k, (kva, koff, entry) in ikd.items():
+        if k not in okd:
+            continue
+        if okd[k][1] != koff:
+            res.fail(f"kernel {k}: descriptor moved")
+        if okd[k][2] != image(entry):
+            res.fail(f"kernel {k}: entry {okd[k][2]:#x}, expected {image(entry)}")
+        elif okd[k][2] != entry:
+            res.stats["kd_entries_redirected"] += 1
+        allowed.update(range(koff + 16, koff + 24))
+
+    # Bytes of the input range: identical outside the allowed edits.
+    allowed.update(range(32, 48))      # e_phoff, e_shoff
+    allowed.update(range(56, 64))      # e_phnum, e_shentsize, e_shnum, e_shstrndx
+    allowed.update(range(ie.e_phoff, ie.e_phoff + ie.e_phnum * ie.e_phentsize))
+    allowed.update(range(ie.e_shoff, ie.e_shoff + ie.e_shnum * ie.e_shentsize))
+    note = ie.section(".note")
+    text_secs = ie.exec_sections()
+
+    def text_edit_ok(off):
+        """A byte of old code that may differ: part of an s_clause that became
+        s_nop 0, or of the literal of a PC pair whose new value is the
+        image of its target (checked here)."""
+        for s in text_secs:
+            if s["offset"] <= off < s["offset"] + s["size"]:
+                va = s["addr"] + off - s["offset"]
+                k = bisect.bisect_right(old_sorted, va) - 1
+                if k < 0:
+                    return False
+                x = in_listing[old_sorted[k]]
+                o = out_data[s["offset"] + x.addr - s["addr"]:s["offset"] + x.end - s["addr"]]
+                if x.mnemonic == "s_clause" and o == NOP0:
+                    return True
+                return literal_edit_ok(x, k, s)
+        return False
+
+    checked_pairs = {}
+
+    def literal_edit_ok(x, k, s):
+        # x is a literal add following a get_pc in code that did not move.
+        for back in (1, 2):
+            if k - back < 0:
+                return False
+            g = in_listing[old_sorted[k - back]]
+            if g.mnemonic not in PC_USE:
+                continue
+            if g.addr in checked_pairs:
+                return checked_pairs[g.addr]
+            seq = [in_listing[old_sorted[j]] for j in range(k - back, min(k - back + 3, len(old_sorted)))]
+            lit = pc_literal(seq, 0)
+            ok = False
+            if lit is not None and back <= lit[0]:
+                count, value, fields = lit
+                new_value = 0
+                for n, (j, start, length) in enumerate(fields):
+                    y = seq[j]
+                    o = out_data[s["offset"] + y.addr - s["addr"]:s["offset"] + y.end - s["addr"]]
+                    if o[:start] != y.raw[:start]:
+                        break
+                    new_value |= int.from_bytes(o[start:start + length], "little") << (32 * n)
+                else:
+                    want = image((g.addr + 4 + value) & (2**64 - 1))
+                    ok = want is not None and (g.addr + 4 + new_value) & (2**64 - 1) == want
+                    if ok:
+                        res.stats["literal_edits_in_place"] += 1
+            checked_pairs[g.addr] = ok
+            return ok
+        return False
+
+    n = len(in_data)
+    if len(out_data) < n:
+        res.fail("the output is shorter than the input")
+        return res
+    diffs = [i for i in range(n) if in_data[i] != out_data[i]] if in_data != out_data[:n] else []
+    bad = []
+    for i in diffs:
+        if i in allowed:
+            continue
+        if note and note["offset"] <= i < note["offset"] + note["size"] and \
+                in_data[i:i + 2] == b"B0" and out_data[i:i + 2] == b"A0":
+            continue
+        if text_edit_ok(i):
+            continue
+        bad.append(i)
+    if bad:
+        res.fail(f"{len(bad)} input bytes changed outside the allowed edits, first at file offsets "
+                 f"{[hex(b) for b in bad[:4]]}")
+
+    # Sections and symbols of the input keep their meaning.
+    for s in ie.sections:
+        if not s["name"]:
+            continue
+        t = oe.section(s["name"])
+        if t is None:
+            res.fail(f"section {s['name']} lost")
+            continue
+        if s["flags"] & elf64.SHF_ALLOC and (t["addr"] != s["addr"] or t["size"] != s["size"]):
+            res.fail(f"allocated section {s['name']} moved or resized")
+    osyms = {(x["name"], x["value"], x["size"], x["type"]) for x in oe.symbols()}
+    lost = [x["name"] for x in ie.symbols() if (x["name"], x["value"], x["size"], x["type"]) not in osyms]
+    if lost:
+        res.fail(f"{len(lost)} input symbols changed or lost, e.g. {lost[:3]}")
+    if ie.symbols(elf64.SHT_DYNSYM) != oe.symbols(elf64.SHT_DYNSYM):
+        res.fail(".dynsym changed")
+    return res
