@@ -386,6 +386,26 @@ def doctor_fake(hotswap, scratch, tool_dir, rewriter):
     r = doctor(hotswap, on | {"HSA_TOOLS_LIB": "libhsa-hotswap.so /x/libhsa_hotswap_rocjitsu.so"}, root)
     check(r["tools_lib"]["entries"][1]["is_rocr_hook"] and r["tools_lib"]["entries"][1]["found"] is None,
           "ROCr's hook named in HSA_TOOLS_LIB is recognised")
+    # A loadable library under the hook's name, named in HSA_TOOLS_LIB: ROCr loads it
+    # as a tool (Debian's ROCr has no hook of its own, so no gate applies); the tool
+    # stands back and doctor says what to set.
+    hook_dir = s / "hook"
+    hook_dir.mkdir(parents=True, exist_ok=True)
+    hook = hook_dir / "libhsa_hotswap_rocjitsu.so"
+    shutil.copy(lib, hook)
+    r = doctor(hotswap, on | {"HSA_TOOLS_LIB": f"{hook} libhsa-hotswap.so"}, root)
+    h = r["rocr_hook"]
+    check(h["named_in_tools_lib"] and h["would_load"] and h["readings"] == [] and h["gate"] is None
+          and "remove libhsa_hotswap_rocjitsu.so from HSA_TOOLS_LIB" in (h["set"] or "")
+          and not r["tool"]["would_rewrite"]
+          and any("this tool rewrites nothing" in v and "HSA_HOTSWAP_TOOL_ENABLE=1" in v for v in r["verdict"]),
+          "the hook named in HSA_TOOLS_LIB: loaded, the tool stands back, what to set is said")
+    check(not r["tools_lib"]["secure"]["this_process"] and "AT_SECURE" in r["tools_lib"]["secure"]["explanation"]
+          and any("AT_SECURE" in v for v in r["verdict"]),
+          "HSA_TOOLS_LIB is ignored in AT_SECURE processes: said, this process is not one")
+    check(r["rocprofiler_register"]["set"] is None and "unverified" not in r["rocprofiler_register"]["explanation"],
+          "Debian's ROCr has no rocprofiler-register: nothing to set")
+    check(r["rewriters"]["candidates"][0]["summary"] is not None, "each usable candidate has the registry's summary")
 
     # No /dev/kfd; no KFD at all.
     root2 = machine(s / "no-dev-kfd", [CPU, gpu(120500, 0)], dev_kfd=False)

@@ -738,9 +738,18 @@ unsigned rocr_hook_counter(const char *name) {
   return n;
 }
 
-void scenario_rocr_hook(bool hook_first) {
+// argv "both": ROCr's gate loaded the hook and HSA_TOOLS_LIB names it too: the
+// second OnLoad refuses ("already installed") and ROCr counts it as a failed
+// tool; nothing else changes.
+void scenario_rocr_hook(bool hook_first, bool named_twice) {
   init();
-  CHECK(failed_tools().empty(), "a tool failed to load");
+  if (named_twice) {
+    const char *hook = std::getenv("STANDIN_ROCR_HOOK_PATH");
+    CHECK(failed_tools().size() == 1 && hook != nullptr && failed_tools()[0] == hook,
+          "the hook named again must be the one failed tool (%zu failed)", failed_tools().size());
+  } else {
+    CHECK(failed_tools().empty(), "a tool failed to load");
+  }
   if (hook_first) {
     Dl_info info{};
     bool hooked = dladdr(reinterpret_cast<void *>(api().hsa_executable_load_agent_code_object_fn), &info) != 0 &&
@@ -1339,7 +1348,7 @@ int main(int argc, char **argv) {
   else if (s == "listed-twice") scenario_listed_twice();
   else if (s == "leave-table") scenario_leave_table();
   else if (s == "dedupe") scenario_dedupe();
-  else if (s == "rocr-hook") scenario_rocr_hook(arg == "first");
+  else if (s == "rocr-hook") scenario_rocr_hook(arg == "first" || arg == "both", arg == "both");
   else if (s == "demo") scenario_demo();
   else if (s == "native") scenario_native(arg == "partial");
   else if (s == "bench") scenario_bench(arg);

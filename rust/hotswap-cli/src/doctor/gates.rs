@@ -143,12 +143,13 @@ pub fn secure_process() -> Secure {
     let this_process = std::fs::read("/proc/self/auxv").is_ok_and(|a| at_secure_of(&a));
     let explanation = if this_process {
         "this process runs with AT_SECURE (set-user-ID, set-group-ID or file capabilities): \
-         ROCr ignores HSA_TOOLS_LIB here; run without those bits, no variable brings it back"
+         current ROCr ignores HSA_TOOLS_LIB here; run without those bits, no variable brings \
+         it back"
             .to_owned()
     } else {
-        "ROCr ignores HSA_TOOLS_LIB in a set-user-ID or set-group-ID (AT_SECURE) process: an \
-         application installed that way loads no tool; run it without those bits, no variable \
-         brings HSA_TOOLS_LIB back"
+        "current ROCr ignores HSA_TOOLS_LIB in a set-user-ID or set-group-ID (AT_SECURE) \
+         process: an application installed that way loads no tool; run it without those bits, \
+         no variable brings HSA_TOOLS_LIB back"
             .to_owned()
     };
     Secure {

@@ -189,7 +189,8 @@ pub struct RocrHook {
     /// The gate this ROCr uses, as its strings tell (`HSA_HOTSWAP_DISABLE` or
     /// `HSA_HOTSWAP_ENABLE`); `null`: cannot tell, both readings below.
     pub gate: Option<&'static str>,
-    /// Each gate that may apply, and whether it lets the hook in now.
+    /// Each gate that may apply, and whether it lets the hook in now (empty
+    /// when this ROCr has no hook).
     pub readings: Vec<GateReading>,
     /// Why.
     pub explanation: String,
@@ -633,7 +634,11 @@ fn rocr_hook(
         enabled_by_variables: gates::readings(env, prediction.gate)
             .iter()
             .any(|r| r.opens),
-        readings: gates::readings(env, prediction.gate),
+        readings: if rocr.knows_hotswap_hook {
+            gates::readings(env, prediction.gate)
+        } else {
+            Vec::new()
+        },
         variables: vars,
         a0_gpu,
         library,
@@ -908,14 +913,14 @@ fn print_human(r: &Report) -> std::io::Result<()> {
         )?;
     }
 
+    writeln!(o, "  {}", r.tools_lib.secure.explanation)?;
+
     writeln!(o, "\nrocprofiler-register (gate on HSA_TOOLS_LIB tools)")?;
     writeln!(o, "  {}", r.rocprofiler_register.explanation)?;
     if let Some(set) = &r.rocprofiler_register.set {
         writeln!(o, "  to load HSA_TOOLS_LIB tools either way: {set}")?;
     }
     writeln!(o, "  {}", shown_vars(&r.rocprofiler_register.variables))?;
-
-    writeln!(o, "  {}", r.tools_lib.secure.explanation)?;
 
     writeln!(o, "\nROCr's own hotswap hook ({ROCR_HOOK_LIBRARY})")?;
     writeln!(o, "  {}", r.rocr_hook.explanation)?;

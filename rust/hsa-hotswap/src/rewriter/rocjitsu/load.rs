@@ -6,7 +6,7 @@
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
 compile_error!(
     "the rocjitsu shape probe calls a function of unknown arity with extra arguments, which is \
-     sound on the x86-64 System V calling convention only (see rewriter/rocjitsu.rs)"
+     sound on the x86-64 System V calling convention only (see rewriter/rocjitsu/mod.rs)"
 );
 
 use hotswap_code_object::GFX1250_PROBE;
