@@ -4,12 +4,12 @@
 //! nowhere else. Each hook is a thin shell: it finds the session and the
 //! original the slot held before (ROCr's function or an earlier tool's wrapper),
 //! checks its pointer arguments, and makes one call into the safe
-//! [`Session`](crate::session::Session), handing it the original as a safe
+//! [`Session`], handing it the original as a safe
 //! closure over the caller's own arguments. The session decides inside its
 //! panic boundary and always ends in a call to that closure. Any thread,
 //! concurrently.
 //!
-//! Each hook's C signature is written once, in the [`hooks!`] invocation below:
+//! Each hook's C signature is written once, in the `hooks!` invocation below:
 //! the macro declares the signature's type (`CreateFromMemoryFn`, …, used to
 //! call the originals and by the test doubles), the `extern "C"` function with
 //! exactly that signature, and its entry in [`patches`].

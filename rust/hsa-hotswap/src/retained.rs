@@ -30,7 +30,7 @@
 //! XXH3-128 of the bytes), and the cache holds a weak reference to a rewritten
 //! object, so it never keeps one alive. An object rewritten again after the last
 //! holder freed it is rewritten again. "Unchanged" and "declined" answers are
-//! kept for at most [`MAX_SETTLED`] distinct objects (the oldest half is dropped
+//! kept for at most `MAX_SETTLED` (4,096) distinct objects (the oldest half is dropped
 //! beyond that), so a process that loads ever new objects (run-time compilers,
 //! autotuners) keeps a bounded cache. Hashing reads the bytes once per reader
 //! and ISA pair: a reader remembers its outcome ([`crate::readers`]), so a
