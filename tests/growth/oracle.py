@@ -119,10 +119,25 @@ def moved_from_report(report):
     """{old start: new start} the report claims (`moved_functions`:
     original_vaddr -> new_vaddr); compare.py checks each claim."""
     claims = {}
-    for m in (report or {}).get("moved_functions") or []:
+    entries = list((report or {}).get("moved_functions") or [])
+    for obj in (report or {}).get("code_objects") or []:
+        entries += obj.get("moved_functions") or []
+    for m in entries:
         old, new = m.get("original_vaddr"), m.get("new_vaddr")
         if isinstance(old, int) and isinstance(new, int):
             claims[old] = new
+    return claims
+
+
+def moved_from_symbols(in_data, out_data):
+    """{old start: new start} the output's symbols claim: a function `F`
+    of the input and a new function symbol `F.a0` (the rewriter names its
+    moved copies so); compare.py checks each claim."""
+    old = {f["name"]: f["value"] for f in compare.functions(elf64.Elf(in_data))}
+    claims = {}
+    for f in compare.functions(elf64.Elf(out_data)):
+        if f["name"].endswith(".a0") and f["name"][:-3] in old:
+            claims[old[f["name"][:-3]]] = f["value"]
     return claims
 
 
@@ -163,7 +178,11 @@ def check_pair(args, in_path, out_path, report, rng, in_listing=None):
     for line, b in encoded.items():
         if b is None:
             res.fail(f"llvm-mc-22 does not assemble the expected `{line}`")
-    compare.compare(in_data, out_data, in_listing, out_listing, encoded, moved_from_report(report), res)
+    claims = moved_from_symbols(in_data, out_data)
+    for old, new in moved_from_report(report).items():
+        if claims.setdefault(old, new) != new:
+            res.fail(f"the report moves {old:#x} to {new:#x}, the symbols to {claims[old]:#x}")
+    compare.compare(in_data, out_data, in_listing, out_listing, encoded, claims, res)
     for text, seq, where in res.sites:
         why = ds2.equivalent(text, seq, rng, trials=2)
         if why:
