@@ -275,8 +275,7 @@ fn the_layout_names_its_new_parts() {
     let load = header
         .segments(&r.bytes)
         .into_iter()
-        .filter(|s| s.p_type == crate::elf::PT_LOAD)
-        .next_back()
+        .rfind(|s| s.p_type == crate::elf::PT_LOAD)
         .unwrap();
     assert_eq!(
         (load.vaddr, load.offset % 4096, load.flags),
