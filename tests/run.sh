@@ -80,10 +80,12 @@ demo_cli() {
   local status=0
   "$hotswap" rewrite "$objects/same_size.co" -o build/demo-same_size-a0.co || status=$?
   echo "exit status $status"
-  log "hotswap rewrite of an object with a site that needs code growth: refused"
+  log "hotswap rewrite of an object with a DS two-address site: its function moves into an appended segment"
   status=0
   "$hotswap" rewrite "$objects/growth.co" -o build/demo-growth-a0.co || status=$?
-  echo "exit status $status (3: refused, nothing written)"
+  echo "exit status $status"
+  log "hotswap inspect of the rewritten object: what moved, and nothing reachable left to fix"
+  "$hotswap" inspect build/demo-growth-a0.co --sites
 }
 
 case "$mode" in

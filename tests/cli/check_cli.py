@@ -224,18 +224,35 @@ def rewrite(hotswap, objects, scratch):
     check(again.read_bytes() == b, "rewriting the output again changes nothing")
 
     grow = o / "growth.co"
-    refused = s / "growth.out"
-    res = run_json([hotswap, "rewrite", "--json", grow, "-o", refused], expect=3)
-    check(res["status"] == "refused" and not refused.exists()
-          and res["code_objects"][0]["refusal"]["kind"] == "needs_growth"
-          and res["code_objects"][0]["refusal"]["sites"][0]["mnemonic"] == "ds_load_2addr_b32",
-          "growth.co: refused (exit 3), the growth site named, nothing written")
-    res = run_json([hotswap, "rewrite", "--json", "--allow-partial", grow, "-o", refused], expect=4)
+    grown = s / "growth.out"
+    res = run_json([hotswap, "rewrite", "--json", grow, "-o", grown], expect=0)
     obj = res["code_objects"][0]
-    check(res["status"] == "partial" and refused.exists()
-          and [x["class"] for x in obj["fixed"]] == ["cluster_load"]
-          and [x["class"] for x in obj["remaining"]] == ["ds_2addr"],
-          "growth.co --allow-partial: written (exit 4), the cluster load fixed, the DS site remains")
+    moved = res["moved_functions"]
+    changes = {c["mnemonic"]: c for c in res["sites"]}
+    check(res["status"] == "complete" and grown.exists() and obj["result"] == "rewritten"
+          and [m["name"] for m in moved] == ["growth"] and moved[0]["symbol"] == "growth.a0"
+          and moved[0]["code_object"] == 0 and moved[0]["new_vaddr"] % 4096 == 0
+          and moved[0]["new_size"] == moved[0]["original_size"] + 12
+          and set(changes) == {"cluster_load_b64", "ds_load_2addr_b32"},
+          "growth.co: rewritten (exit 0), the function moved to growth.a0, both sites reported")
+    ds = changes["ds_load_2addr_b32"]
+    cl = changes["cluster_load_b64"]
+    check(ds["fix"] == "ds2-split" and ds["new_len"] == 20
+          and ds["new_vaddr"] == moved[0]["new_vaddr"] + (ds["original_vaddr"] - moved[0]["original_vaddr"])
+          and cl["fix"] == "same-size" and cl["new_vaddr"] == moved[0]["new_vaddr"],
+          "growth.co: each site's original and new address and length")
+    grown_bytes = grow.read_bytes()
+    out_bytes = grown.read_bytes()
+    check(len(out_bytes) > len(grown_bytes), "growth.co: the output grew")
+    after = run_json([hotswap, "inspect", "--json", grown])["code_objects"][0]
+    names = {f["name"]: f for f in after["functions"]}
+    check("growth.a0" in names and names["growth.a0"]["a0"]["ds_2addr"] == 0
+          and names["growth.a0"]["a0"]["cluster_load"] == 0,
+          "growth.co: the output's copy inspects clean")
+    again = s / "growth.again"
+    res = run_json([hotswap, "rewrite", "--json", grown, "-o", again], expect=0)
+    check(again.read_bytes() == out_bytes and res["moved_functions"] == [],
+          "growth.co: rewriting the output again changes nothing (not grown again)")
 
     res = run_json([hotswap, "rewrite", "--json", o / "gfx942.co", "-o", s / "x"], expect=3)
     check(res["code_objects"][0]["refusal"]["kind"] == "not_gfx1250", "gfx942 object: refused (exit 3)")
@@ -249,8 +266,9 @@ def rewrite(hotswap, objects, scratch):
     bi, bo = (o / "same_size.bundle").read_bytes(), bundle_out.read_bytes()
     check(len(bi) == len(bo) and bo.count(b) == 1 and bo.replace(b, a) == bi,
           "bundle: same layout; the gfx1250 entry is exactly the rewritten object, the rest unchanged")
-    run([hotswap, "rewrite", o / "growth.bundle", "-o", s / "gb"], expect=3)
-    check(not (s / "gb").exists(), "bundle with a growth site: refused (exit 3), nothing written")
+    run([hotswap, "rewrite", o / "growth.bundle", "-o", s / "gb"], expect=1)
+    check(not (s / "gb").exists(),
+          "bundle whose gfx1250 entry grows: not re-assembled (exit 1), nothing written")
 
     for bad, why in [(o / "kernels.ccob", "compressed bundle"), (o / "libkernels.so", "host binary"),
                      (o / "missing.co", "missing file"), (Path(__file__), "not a code object")]:

@@ -1,6 +1,6 @@
 // gfx1250 code with a site that needs code growth (a DS two-address load) next
-// to a same-size one: hotswap rewrite refuses it, or writes it partly fixed
-// with --allow-partial.
+// to a same-size one: hotswap rewrite moves the function into an appended code
+// segment with the load split (and the bundle holding it is not re-assembled).
   .amdgcn_target "amdgcn-amd-amdhsa--gfx1250"
   .text
   .p2align 8

@@ -2,11 +2,11 @@
 """The growth rewrite's speed and memory (label bench: prints figures, never
 fails on them).
 
-  bench.py --hotswap HOTSWAP --driver NATIVE_REWRITE --scan A0_SCAN --work DIR [--synthetic-mb N]
+  bench.py --hotswap HOTSWAP --driver GROWTH_BENCH --scan A0_SCAN --work DIR [--synthetic-mb N]
 
 1. The 45 gfx1250 objects of the pinned jax-rocm10-pjrt wheel rewritten in one
-   process (the library's driver, `native_rewrite bench`): MB/s of input,
-   analysis included.
+   process (the library's driver, examples/growth_bench.rs): MB/s of input,
+   analysis included, from the process's CPU time, and its peak memory.
 2. Peak memory of `hotswap rewrite` per object (the child's maximum resident
    set, from wait4), minus that of the smallest object: extra memory against
    the object's size.
@@ -80,10 +80,14 @@ def main():
         return 0
     objects = oracle.extract_objects(args, wheel)
     total = sum(o.stat().st_size for o in objects)
-    r = subprocess.run([args.driver, "bench", "3", str(Path(args.work) / "objects")],
-                       capture_output=True, text=True)
-    print(f"bench: one process, {len(objects)} objects ({total / 1e6:.1f} MB), `native_rewrite bench 3`:")
-    for line in r.stdout.splitlines():
+    # In one process: the library's growth driver (examples/growth_bench.rs:
+    # every object rewritten, growth included; MB/s and peak memory).
+    t, rss, rc = run_measured([args.driver, "--quiet", str(Path(args.work) / "objects")])
+    r = subprocess.run([args.driver, "--quiet", str(Path(args.work) / "objects")], capture_output=True, text=True)
+    print(f"bench: one process, {len(objects)} objects ({total / 1e6:.1f} MB), `growth_bench` (exit {rc}): "
+          f"{t:.2f} s wall, CPU {CPU['last']:.2f} s = {total / 1e6 / max(CPU['last'], 1e-9):.0f} MB/s of input "
+          f"(analysis included), peak RSS {rss / 1e6:.0f} MB")
+    for line in (r.stdout + r.stderr).splitlines()[-6:]:
         print("bench:   " + line.strip())
     out = Path(args.work) / "out.co"
     rows = []

@@ -21,7 +21,10 @@ corpus: downloads the pinned jax-rocm10-pjrt wheel (sha256-checked, cached
     copies; structure and llvm-readelf-22 clean), and the DS model
     (ds2.py) shows each emitted sequence computes what B0's DS2 computes;
   - "refused": the refusal must name a reason the oracle confirms on the
-    input (a DS2 whose split the rules reject, for the reason given).
+    input (a DS2 whose split the rules reject, for the reason given; a branch
+    the DS2s between it and its target push out of s_branch reach; for the
+    same-size rewriter, the object's DS2 count). Confirmed refusals pass
+    (--require-complete: they fail).
   Off CI an unreachable index prints "SKIP: ..." (exit 77); on CI it fails.
 pair: the same checks for one input/output pair.
 edges: synthetic objects (edge.py, llvm-mc-22 + ld.lld-22): DS2s of all 12
@@ -301,8 +304,13 @@ def corpus(args):
     print(f"corpus: {time.perf_counter() - start:.1f} s")
     if ds2_total != EXPECTED_DS2:
         failures.append(f"{ds2_total} DS2 sites, expected {EXPECTED_DS2}")
-    if not args.allow_refusals and answers.get("complete", 0) != len(objects):
-        failures.append(f"only {answers.get('complete', 0)} of {len(objects)} objects rewritten complete")
+    if answers.get("complete", 0) != len(objects):
+        # The issue's bar: complete, or a refusal whose reason the input shows
+        # (checked above); --require-complete makes every refusal a failure.
+        print(f"corpus: NOTE {len(objects) - answers.get('complete', 0)} of {len(objects)} objects refused "
+              f"(each reason confirmed on the input)")
+        if args.require_complete:
+            failures.append(f"only {answers.get('complete', 0)} of {len(objects)} objects rewritten complete")
     for f in failures[:40]:
         print("FAIL:", f)
     return 1 if failures else 0
@@ -437,8 +445,8 @@ def main():
     p.add_argument("--work", required=True)
     p.add_argument("--report")
     p.add_argument("--rounds", type=int, default=3000)
-    p.add_argument("--allow-refusals", action="store_true",
-                   help="pass when refusals are confirmed (the rewriter before code growth)")
+    p.add_argument("--require-complete", action="store_true",
+                   help="fail on any refusal, even one whose reason the input confirms")
     p.add_argument("--cache", default=os.environ.get("HOTSWAP_DOWNLOAD_CACHE")
                    or str(Path.home() / ".cache" / "hotswap"))
     p.add_argument("files", nargs="*")

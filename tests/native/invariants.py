@@ -46,19 +46,19 @@ EXPECTED = {
 for level, kept in (("O1", 2), ("O3", 4)):
     EXPECTED[f"fixable_clang.{level}"] = ("ok", {"cluster_load": 6, "barrier_signal_isfirst": 2}, kept,
                                           "no_revision")
-GROWTH = {  # refusal fixtures (refusals.s): class, mnemonic
-    "ds_2addr": "ds_load_2addr_b32",
-    "ds_addtid": "ds_store_addtid_b32",
-    "tensor_lds": "tensor_load_to_lds",
-    "wmma_k128": "v_wmma_f16_16x16x128_bf8_fp8",
-    "wmma_f4": "v_wmma_f32_32x16x128_f4",
-    "wmma_scale": "v_wmma_scale16_f32_16x16x128_f8f6f4",
-    "fp8_clamp": "v_cvt_sr_fp8_f32",
-    "wmma_int_spacing": "v_wmma_i32_16x16x64_iu8",
-    "flat_scratch_base_64": "vop2",
+GROWTH = {  # refusal fixtures (refusals.s): fixture, class, mnemonic
+    "ds_load_addtid": ("ds_addtid", "ds_load_addtid_b32"),
+    "ds_addtid": ("ds_addtid", "ds_store_addtid_b32"),
+    "tensor_lds": ("tensor_lds", "tensor_load_to_lds"),
+    "wmma_k128": ("wmma_k128", "v_wmma_f16_16x16x128_bf8_fp8"),
+    "wmma_f4": ("wmma_f4", "v_wmma_f32_32x16x128_f4"),
+    "wmma_scale": ("wmma_scale", "v_wmma_scale16_f32_16x16x128_f8f6f4"),
+    "fp8_clamp": ("fp8_clamp", "v_cvt_sr_fp8_f32"),
+    "wmma_int_spacing": ("wmma_int_spacing", "v_wmma_i32_16x16x64_iu8"),
+    "flat_scratch_base_64": ("flat_scratch_base_64", "vop2"),
 }
-for cls, mnemonic in GROWTH.items():
-    EXPECTED[f"refused.{cls}"] = (
+for fixture, (cls, mnemonic) in GROWTH.items():
+    EXPECTED[f"refused.{fixture}"] = (
         "needs_growth",
         rf"1 site\(s\) need code growth; the first: {cls} \({mnemonic}\) in k at offset 0xc \(vaddr {HEX}\)")
 EXPECTED["refused.incomplete"] = (

@@ -20,6 +20,14 @@
 //!  "errors": [{"file": "x", "error": "..."}]}
 //! ```
 //!
+//! An object `hotswap rewrite` grew (it carries the `.note.hotswap.moved`
+//! marker) also has `"moved_functions": [{"name", "original_vaddr",
+//! "original_size", "new_vaddr", "new_size"}]`, each moved function's original
+//! copy in `functions` has `"moved_to": VADDR` (nothing enters it any more),
+//! and `"pending_sites"` counts the A0 sites still needing a change outside
+//! those original copies (`s_clause` kept by policy not counted): 0 when
+//! nothing reachable still needs a change.
+//!
 //! Offsets are ELF virtual addresses. `functions`, `complete` and `unknown`
 //! are present only for analysed (gfx125x) objects; `note` says why another
 //! object was not analysed. `a0` lists every class, zero counts included.
@@ -91,6 +99,28 @@ pub struct CodeObject {
     /// Where `--extract` wrote the object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extracted: Option<String>,
+    /// The functions `hotswap rewrite` moved (a grown object only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_functions: Option<Vec<Moved>>,
+    /// A0 sites needing a change outside the moved-away originals (a grown
+    /// object only; `s_clause` not counted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_sites: Option<usize>,
+}
+
+/// A function `hotswap rewrite` moved.
+#[derive(Debug, Serialize)]
+pub struct Moved {
+    /// The name of the function at the original address.
+    pub name: String,
+    /// The original (no longer entered) copy.
+    pub original_vaddr: u64,
+    /// Its size.
+    pub original_size: u64,
+    /// The copy that runs.
+    pub new_vaddr: u64,
+    /// Its size.
+    pub new_size: u64,
 }
 
 /// One function.
@@ -111,6 +141,9 @@ pub struct Function {
     pub a0: ClassCounts,
     /// The sites, in address order.
     pub sites: Vec<Site>,
+    /// For a moved function's original copy: where the copy that runs is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_to: Option<u64>,
 }
 
 /// Site counts in [`A0Class::ALL`] order.
@@ -352,6 +385,8 @@ fn describe(file: &str, found: &Found<'_>) -> CodeObject {
         unknown: None,
         note: None,
         extracted: None,
+        moved_functions: None,
+        pending_sites: None,
     };
     if amdgpu {
         if let Ok(m) = metadata::read(bytes) {
@@ -375,7 +410,44 @@ fn describe(file: &str, found: &Found<'_>) -> CodeObject {
                     })
                     .collect(),
             );
-            object.functions = Some(analysis.functions.iter().map(function).collect());
+            let mut functions: Vec<Function> = analysis.functions.iter().map(function).collect();
+            if let Some(map) = hotswap_code_object::rewrite::moved_functions(bytes) {
+                let original = |vaddr: u64, size: u64| {
+                    map.iter()
+                        .find(|m| m.original_vaddr == vaddr && m.original_size == size)
+                };
+                let inside = |vaddr: u64| {
+                    map.iter().any(|m| {
+                        vaddr >= m.original_vaddr && vaddr - m.original_vaddr < m.original_size
+                    })
+                };
+                for f in &mut functions {
+                    f.moved_to = original(f.offset, f.size).map(|m| m.new_vaddr);
+                }
+                object.pending_sites = Some(
+                    analysis
+                        .sites()
+                        .filter(|s| s.needs_change && s.class != A0Class::SClause)
+                        .filter(|s| !inside(s.vaddr))
+                        .count(),
+                );
+                object.moved_functions = Some(
+                    map.iter()
+                        .map(|m| Moved {
+                            name: analysis
+                                .functions
+                                .iter()
+                                .find(|f| f.vaddr == m.original_vaddr)
+                                .map_or_else(String::new, |f| f.name.clone()),
+                            original_vaddr: m.original_vaddr,
+                            original_size: m.original_size,
+                            new_vaddr: m.new_vaddr,
+                            new_size: m.new_size,
+                        })
+                        .collect(),
+                );
+            }
+            object.functions = Some(functions);
         }
         Err(AnalyzeError::NotGfx125(processor)) => {
             object.note = Some(format!("{processor} code object: only gfx125x is analysed"));
@@ -420,6 +492,7 @@ fn function(f: &gfx1250::Function) -> Function {
                 needs_change: s.needs_change,
             })
             .collect(),
+        moved_to: None,
     }
 }
 
@@ -486,7 +559,7 @@ fn print_human(report: &Report, show_sites: bool) -> std::io::Result<()> {
                 .collect();
             writeln!(
                 out,
-                "    {:<width$}  {:>#10x}  {:>8}  {:>7}  {}",
+                "    {:<width$}  {:>#10x}  {:>8}  {:>7}  {}{}",
                 f.name,
                 f.offset,
                 f.size,
@@ -495,7 +568,10 @@ fn print_human(report: &Report, show_sites: bool) -> std::io::Result<()> {
                     "-".to_owned()
                 } else {
                     summary.join(", ")
-                }
+                },
+                f.moved_to.map_or(String::new(), |to| format!(
+                    "  (moved to {to:#x}: this copy is no longer entered)"
+                ))
             )?;
             for s in &f.sites {
                 sites += 1;
@@ -514,6 +590,24 @@ fn print_human(report: &Report, show_sites: bool) -> std::io::Result<()> {
                     )?;
                 }
             }
+        }
+        for m in object.moved_functions.iter().flatten() {
+            writeln!(
+                out,
+                "    moved by hotswap rewrite: {} {:#x} ({} bytes) -> {:#x} ({} bytes)",
+                m.name, m.original_vaddr, m.original_size, m.new_vaddr, m.new_size
+            )?;
+        }
+        if let Some(n) = object.pending_sites {
+            writeln!(
+                out,
+                "    {}",
+                if n == 0 {
+                    "rewritten for A0: nothing reachable still needs a change".to_owned()
+                } else {
+                    format!("{n} A0 site(s) outside the moved-away copies still need a change")
+                }
+            )?;
         }
         if object.complete == Some(false) {
             for u in object.unknown.iter().flatten() {

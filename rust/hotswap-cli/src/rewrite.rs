@@ -18,9 +18,19 @@
 //!  "code_objects": [{"bundle_id": ... | null, "isa": ... | null,
 //!     "result": "rewritten" | "unchanged" | "refused" | "skipped",
 //!     "refusal": {"kind": "needs_growth", "message": "..."} | null,
-//!     "fixed": [SITE], "kept": [SITE], "remaining": [SITE], "retag": "..." | null}]}
+//!     "fixed": [SITE], "kept": [SITE], "remaining": [SITE], "retag": "..." | null,
+//!     "moved_functions": [MOVED], "sites": [CHANGE]}],
+//!  "moved_functions": [MOVED + "code_object"], "sites": [CHANGE + "code_object"]}
 //! SITE: {"function": "k", "offset": 6400, "class": "cluster_load", "mnemonic": "cluster_load_b32"}
+//! MOVED: {"name", "original_vaddr", "original_size", "new_vaddr", "new_size", "symbol"}
+//! CHANGE: {"class", "mnemonic", "function", "original_vaddr", "new_vaddr", "new_len",
+//!          "fix": "same-size" | "ds2-split" | "ds2-split-swapped"}
 //! ```
+//! `code_object` is the index in `code_objects`. A CHANGE's `new_vaddr` is
+//! where the executed copy of the site is: in a moved function, the copy's
+//! address; otherwise the site's own. A bundle whose gfx1250 entry grew is
+//! not re-assembled: rewrite the extracted object (`hotswap inspect
+//! --extract`).
 
 use std::io::Write;
 use std::path::Path;
@@ -46,6 +56,42 @@ pub struct Outcome {
     pub message: Option<String>,
     /// Each code object of the input.
     pub code_objects: Vec<ObjectOutcome>,
+    /// Every moved function of every code object.
+    pub moved_functions: Vec<MovedOut>,
+    /// Every changed site of every code object.
+    pub sites: Vec<ChangeOut>,
+}
+
+impl Outcome {
+    fn new(
+        input: &Path,
+        output: Option<String>,
+        status: &'static str,
+        message: Option<String>,
+        code_objects: Vec<ObjectOutcome>,
+    ) -> Self {
+        let mut moved_functions = Vec::new();
+        let mut sites = Vec::new();
+        for (i, o) in code_objects.iter().enumerate() {
+            moved_functions.extend(o.moved_functions.iter().cloned().map(|mut m| {
+                m.code_object = Some(i);
+                m
+            }));
+            sites.extend(o.sites.iter().cloned().map(|mut c| {
+                c.code_object = Some(i);
+                c
+            }));
+        }
+        Outcome {
+            input: input.display().to_string(),
+            output,
+            status,
+            message,
+            code_objects,
+            moved_functions,
+            sites,
+        }
+    }
 }
 
 /// What happened to one code object.
@@ -67,6 +113,69 @@ pub struct ObjectOutcome {
     pub remaining: Vec<SiteOut>,
     /// The metadata retag.
     pub retag: Option<String>,
+    /// The functions moved into the appended code segment.
+    pub moved_functions: Vec<MovedOut>,
+    /// Every site changed: where it was, where its replacement is.
+    pub sites: Vec<ChangeOut>,
+}
+
+impl ObjectOutcome {
+    fn empty(bundle_id: Option<String>, isa: Option<String>, result: &'static str) -> Self {
+        ObjectOutcome {
+            bundle_id,
+            isa,
+            result,
+            refusal: None,
+            fixed: Vec::new(),
+            kept: Vec::new(),
+            remaining: Vec::new(),
+            retag: None,
+            moved_functions: Vec::new(),
+            sites: Vec::new(),
+        }
+    }
+}
+
+/// A moved function in the JSON document.
+#[derive(Clone, Debug, Serialize)]
+pub struct MovedOut {
+    /// Its name.
+    pub name: String,
+    /// Where it was (its original copy is still there, no longer entered).
+    pub original_vaddr: u64,
+    /// Its original size.
+    pub original_size: u64,
+    /// Where its copy is.
+    pub new_vaddr: u64,
+    /// The copy's size.
+    pub new_size: u64,
+    /// The copy's symbol.
+    pub symbol: String,
+    /// The index of its code object (top-level list only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code_object: Option<usize>,
+}
+
+/// A changed site in the JSON document.
+#[derive(Clone, Debug, Serialize)]
+pub struct ChangeOut {
+    /// The class.
+    pub class: &'static str,
+    /// The mnemonic before the fix.
+    pub mnemonic: &'static str,
+    /// The function holding it.
+    pub function: String,
+    /// Its address in the input.
+    pub original_vaddr: u64,
+    /// The address of its (first) replacement instruction in the output.
+    pub new_vaddr: u64,
+    /// The replacement's length.
+    pub new_len: u32,
+    /// `same-size`, `ds2-split` or `ds2-split-swapped`.
+    pub fix: &'static str,
+    /// The index of its code object (top-level list only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code_object: Option<usize>,
 }
 
 /// A refusal.
@@ -104,6 +213,66 @@ fn sites(list: &[SiteInfo]) -> Vec<SiteOut> {
         .collect()
 }
 
+/// Every changed site, in input order: same-size fixes (at their executed
+/// copy) and DS2 splits.
+fn changes(report: &rewrite::Report) -> Vec<ChangeOut> {
+    // Where an address of a moved function is executed now: its offset in
+    // the function is kept up to the first split before it, so map through
+    // the splits (each grows by new_len - 8).
+    let executed = |vaddr: u64| -> u64 {
+        let Some(m) = report
+            .moved
+            .iter()
+            .find(|m| vaddr >= m.original_vaddr && vaddr - m.original_vaddr < m.original_size)
+        else {
+            return vaddr;
+        };
+        let growth: u64 = report
+            .grown
+            .iter()
+            .filter(|g| g.site.vaddr >= m.original_vaddr && g.site.vaddr < vaddr)
+            .map(|g| u64::from(g.new_len) - u64::from(g.site.len))
+            .sum();
+        m.new_vaddr + (vaddr - m.original_vaddr) + growth
+    };
+    let mut out: Vec<(u64, ChangeOut)> = report
+        .fixed
+        .iter()
+        .map(|s| {
+            (
+                s.vaddr,
+                ChangeOut {
+                    class: s.class.as_str(),
+                    mnemonic: s.mnemonic,
+                    function: s.function.to_string(),
+                    original_vaddr: s.vaddr,
+                    new_vaddr: executed(s.vaddr),
+                    new_len: u32::from(s.len),
+                    fix: "same-size",
+                    code_object: None,
+                },
+            )
+        })
+        .chain(report.grown.iter().map(|g| {
+            (
+                g.site.vaddr,
+                ChangeOut {
+                    class: g.site.class.as_str(),
+                    mnemonic: g.site.mnemonic,
+                    function: g.site.function.to_string(),
+                    original_vaddr: g.site.vaddr,
+                    new_vaddr: g.new_vaddr,
+                    new_len: g.new_len,
+                    fix: g.fix,
+                    code_object: None,
+                },
+            )
+        }))
+        .collect();
+    out.sort_by_key(|c| c.0);
+    out.into_iter().map(|c| c.1).collect()
+}
+
 fn retag_text(r: Retag) -> String {
     match r {
         Retag::NoNote => "no metadata note".into(),
@@ -123,16 +292,7 @@ fn one(
     bundle_id: Option<String>,
 ) -> (ObjectOutcome, Option<Vec<u8>>) {
     let isa_name = isa::isa_name(bytes).ok();
-    let mut o = ObjectOutcome {
-        bundle_id,
-        isa: isa_name,
-        result: "refused",
-        refusal: None,
-        fixed: Vec::new(),
-        kept: Vec::new(),
-        remaining: Vec::new(),
-        retag: None,
-    };
+    let mut o = ObjectOutcome::empty(bundle_id, isa_name, "refused");
     match rewrite::rewrite_b0_to_a0(bytes, options) {
         Ok(r) => {
             o.result = if r.bytes == bytes {
@@ -144,6 +304,21 @@ fn one(
             o.kept = sites(&r.report.kept);
             o.remaining = sites(&r.report.remaining);
             o.retag = r.report.retag.map(retag_text);
+            o.moved_functions = r
+                .report
+                .moved
+                .iter()
+                .map(|m| MovedOut {
+                    name: m.name.to_string(),
+                    original_vaddr: m.original_vaddr,
+                    original_size: m.original_size,
+                    new_vaddr: m.new_vaddr,
+                    new_size: m.new_size,
+                    symbol: m.symbol.clone(),
+                    code_object: None,
+                })
+                .collect();
+            o.sites = changes(&r.report);
             (o, Some(r.bytes))
         }
         Err(e) => {
@@ -178,13 +353,7 @@ pub fn run(input: &Path, output: &Path, json: bool, options: Options) -> u8 {
 
 fn error(input: &Path, message: String) -> (Outcome, u8) {
     (
-        Outcome {
-            input: input.display().to_string(),
-            output: None,
-            status: "error",
-            message: Some(message),
-            code_objects: Vec::new(),
-        },
+        Outcome::new(input, None, "error", Some(message), Vec::new()),
         exit::BAD_INPUT,
     )
 }
@@ -215,16 +384,11 @@ pub fn rewrite_file(input: &Path, output: &Path, options: Options) -> (Outcome, 
         for found in &contents.objects {
             let gfx1250 = isa::processor(&found.bytes) == Ok("gfx1250");
             let (Kind::Bundle, Some(offset), true) = (found.kind, found.offset, gfx1250) else {
-                objects.push(ObjectOutcome {
-                    bundle_id: found.bundle_id.clone(),
-                    isa: isa::isa_name(&found.bytes).ok(),
-                    result: "skipped",
-                    refusal: None,
-                    fixed: Vec::new(),
-                    kept: Vec::new(),
-                    remaining: Vec::new(),
-                    retag: None,
-                });
+                objects.push(ObjectOutcome::empty(
+                    found.bundle_id.clone(),
+                    isa::isa_name(&found.bytes).ok(),
+                    "skipped",
+                ));
                 continue;
             };
             any = true;
@@ -236,10 +400,14 @@ pub fn rewrite_file(input: &Path, output: &Path, options: Options) -> (Outcome, 
                     out[start..start + r.len()].copy_from_slice(&r);
                 }
                 Some(_) => {
-                    return error(
-                        input,
-                        "a rewritten entry changed size: not re-assembled".into(),
-                    )
+                    objects.push(o);
+                    let message = "a gfx1250 entry grew (code moved for the DS two-address \
+                                   split): an offload bundle is not re-assembled; rewrite the \
+                                   extracted object (hotswap inspect --extract)";
+                    return (
+                        Outcome::new(input, None, "error", Some(message.into()), objects),
+                        exit::BAD_INPUT,
+                    );
                 }
                 None => refused = true,
             }
@@ -287,9 +455,8 @@ pub fn rewrite_file(input: &Path, output: &Path, options: Options) -> (Outcome, 
             Some(r) => out_bytes = Some(r),
             None if not_code_object => {
                 let message = objects[0].refusal.as_ref().map(|r| r.message.clone());
-                let (mut outcome, status) = error(input, message.unwrap_or_default());
-                outcome.code_objects = objects;
-                return (outcome, status);
+                let outcome = Outcome::new(input, None, "error", message, objects);
+                return (outcome, exit::BAD_INPUT);
             }
             None => {
                 let message = objects[0].refusal.as_ref().map(|r| r.message.clone());
@@ -301,32 +468,28 @@ pub fn rewrite_file(input: &Path, output: &Path, options: Options) -> (Outcome, 
         return error(input, "nothing to write".into());
     };
     if let Err(e) = write_atomically(output, &out) {
-        let (mut outcome, status) = error(input, format!("cannot write {}: {e}", output.display()));
-        outcome.code_objects = objects;
-        return (outcome, status);
+        let message = format!("cannot write {}: {e}", output.display());
+        return (
+            Outcome::new(input, None, "error", Some(message), objects),
+            exit::BAD_INPUT,
+        );
     }
     let partial = objects.iter().any(|o| !o.remaining.is_empty());
     (
-        Outcome {
-            input: input.display().to_string(),
-            output: Some(output.display().to_string()),
-            status: if partial { "partial" } else { "complete" },
-            message: None,
-            code_objects: objects,
-        },
+        Outcome::new(
+            input,
+            Some(output.display().to_string()),
+            if partial { "partial" } else { "complete" },
+            None,
+            objects,
+        ),
         if partial { exit::PARTIAL } else { exit::OK },
     )
 }
 
 fn refuse(input: &Path, objects: Vec<ObjectOutcome>, message: String) -> (Outcome, u8) {
     (
-        Outcome {
-            input: input.display().to_string(),
-            output: None,
-            status: "refused",
-            message: Some(message),
-            code_objects: objects,
-        },
+        Outcome::new(input, None, "refused", Some(message), objects),
         exit::REFUSED,
     )
 }
@@ -368,11 +531,32 @@ fn print_human(o: &Outcome) -> std::io::Result<()> {
             c.isa.as_deref().unwrap_or("(no AMDGPU ISA)"),
             c.result
         )?;
-        for s in &c.fixed {
+        for s in &c.sites {
+            if s.fix == "same-size" && s.new_vaddr == s.original_vaddr {
+                writeln!(
+                    w,
+                    "  fixed      {} ({}) in {} at {:#x}",
+                    s.class, s.mnemonic, s.function, s.original_vaddr
+                )?;
+            } else {
+                writeln!(
+                    w,
+                    "  fixed      {} ({}) in {} at {:#x} -> {:#x} ({} bytes, {})",
+                    s.class,
+                    s.mnemonic,
+                    s.function,
+                    s.original_vaddr,
+                    s.new_vaddr,
+                    s.new_len,
+                    s.fix
+                )?;
+            }
+        }
+        for m in &c.moved_functions {
             writeln!(
                 w,
-                "  fixed      {} ({}) in {} at {:#x}",
-                s.class, s.mnemonic, s.function, s.offset
+                "  moved      {} {:#x} ({} bytes) -> {:#x} ({} bytes) as {}",
+                m.name, m.original_vaddr, m.original_size, m.new_vaddr, m.new_size, m.symbol
             )?;
         }
         if !c.kept.is_empty() {

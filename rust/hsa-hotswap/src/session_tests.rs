@@ -418,7 +418,9 @@ fn a_panic_at_every_decision_point_falls_back() {
 
 #[test]
 fn the_native_backend_through_the_tool() {
-    use crate::rewriter::native::test_objects::{probe_with, CLUSTER_LOAD, DS_LOAD_2ADDR};
+    use crate::rewriter::native::test_objects::{
+        probe_with, CLUSTER_LOAD, DS_LOAD_2ADDR, DS_LOAD_ADDTID,
+    };
     use crate::rewriter::native::Native;
     use hotswap_code_object::rewrite::{rewrite_b0_to_a0, Options};
 
@@ -447,8 +449,19 @@ fn the_native_backend_through_the_tool() {
         let (_, load) = runtime.load_memory(&fixable, agent);
         assert_eq!(load.unwrap().bytes.0, fixable.as_ptr() as usize);
     }
-    // A site that needs code growth: refused, the original is loaded.
-    let growth = probe_with(&DS_LOAD_2ADDR);
+    // A DS two-address site: rewritten by moving code (the object grows).
+    let ds2 = probe_with(&DS_LOAD_2ADDR);
+    let expected = rewrite_b0_to_a0(&ds2, &Options::default()).unwrap().bytes;
+    assert!(expected.len() > ds2.len());
+    let (status, load) = runtime.load_memory(&ds2, A0);
+    assert_eq!(status, HSA_STATUS_SUCCESS);
+    let load = load.unwrap();
+    // SAFETY: the tool keeps rewritten code objects until the process exits.
+    let loaded = unsafe { std::slice::from_raw_parts(load.bytes.0 as *const u8, load.bytes.1) };
+    assert_eq!(loaded, expected.as_slice());
+    // A site of a growth class the native rewriter does not fix: refused, the
+    // original is loaded.
+    let growth = probe_with(&DS_LOAD_ADDTID);
     for _ in 0..2 {
         let (status, load) = runtime.load_memory(&growth, A0);
         assert_eq!(status, HSA_STATUS_SUCCESS);

@@ -361,8 +361,10 @@ pub(super) fn place(
         Header::parse(bytes).map_err(|e| RewriteError::NotCodeObject(crate::isa::elf_error(e)))?;
     let map = AddressMap::new(&header, bytes);
     let sections = header.sections(bytes);
-    if sections.is_empty() {
-        return Err(refuse("no section headers".into()));
+    if sections.is_empty() || header.segments(bytes).is_empty() {
+        return Err(refuse(
+            "no section or program headers: not a loadable code object".into(),
+        ));
     }
 
     // The functions to move: each distinct range holding a DS2 site.

@@ -1,7 +1,9 @@
 //! The native backend: [`hotswap_code_object::rewrite`], the Rust B0→A0
-//! rewriter that makes the same-size fixes only and refuses an object with a
-//! site that needs code growth (see that module for what it fixes, the
-//! `s_clause` policy and the metadata retag).
+//! rewriter: the same-size fixes, and the DS two-address split by moving each
+//! function that holds one into an appended code segment (the object grows;
+//! see that module for what it fixes, what it refuses, the `s_clause` policy
+//! and the metadata retag). An object with a site of another growth class
+//! (none occurs in the ROCm-built code measured) is refused.
 //!
 //! Selected with `HSA_HOTSWAP_REWRITER=native`, and used when no COMGR or
 //! rocjitsu rewriter is usable. Nothing to load or probe. Only
@@ -30,12 +32,13 @@ impl Native {
     pub fn new(options: Options) -> Native {
         let describe = if options.allow_partial {
             format!(
-                "native rewriter (same-size fixes; {HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL}: objects \
-                 with sites that need code growth are loaded partly fixed)"
+                "native rewriter (same-size fixes, DS two-address split by moving code; \
+                 {HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL}: objects with other growth sites are loaded \
+                 partly fixed)"
             )
         } else {
-            "native rewriter (same-size fixes; objects with sites that need code growth are \
-             refused)"
+            "native rewriter (same-size fixes, DS two-address split by moving code; objects \
+             with other growth sites are refused)"
                 .to_owned()
         };
         Native { options, describe }
@@ -95,17 +98,30 @@ fn log_summary(plan: &Plan) {
             classes.push(format!("{class} {n}"));
         }
     }
+    for m in &report.moved {
+        log::debug!(
+            "native rewriter: moved {} {:#x}+{:#x} -> {:#x}+{:#x}",
+            m.name,
+            m.original_vaddr,
+            m.original_size,
+            m.new_vaddr,
+            m.new_size
+        );
+    }
     log::debug!(
-        "native rewriter: fixed {} site(s) ({}), kept {} s_clause, {} byte range(s) patched, \
-         metadata: {}",
+        "native rewriter: fixed {} site(s) ({}), {} DS2 split by moving {} function(s), kept {} \
+         s_clause, {} byte range(s) patched, {} byte(s) appended, metadata: {}",
         report.fixed.len(),
         if classes.is_empty() {
             "none".to_owned()
         } else {
             classes.join(", ")
         },
+        report.grown.len(),
+        report.moved.len(),
         report.kept.len(),
         plan.patches.len(),
+        plan.tail.len(),
         report
             .retag
             .map_or_else(|| "not read".to_owned(), |r| r.to_string()),
@@ -149,10 +165,7 @@ impl Backend for Native {
                 plan.report.remaining.len()
             );
         }
-        Rewritten::from_fill(code_object.len(), |out| {
-            out.copy_from_slice(code_object);
-            plan.apply(out)
-        })
+        Rewritten::from_fill(plan.output_len(), |out| plan.write_into(code_object, out))
     }
 }
 
@@ -186,13 +199,18 @@ pub(crate) mod test_objects {
     pub const GLOBAL_LOAD: [u8; 12] = [
         0x7c, 0x00, 0x05, 0xee, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
     ];
-    /// `ds_load_2addr_b32 v[0:1], v2 offset0:1 offset1:2`: needs code growth.
+    /// `ds_load_2addr_b32 v[0:1], v2 offset0:1 offset1:2`: fixed by moving code.
     pub const DS_LOAD_2ADDR: [u8; 8] = [0x01, 0x02, 0xdc, 0xd8, 0x02, 0x00, 0x00, 0x00];
+    /// `ds_load_addtid_b32 v5 offset:128`: needs code growth the native
+    /// rewriter does not do.
+    pub const DS_LOAD_ADDTID: [u8; 8] = [0x80, 0x00, 0xc4, 0xda, 0x00, 0x00, 0x00, 0x05];
 }
 
 #[cfg(test)]
 mod tests {
-    use super::test_objects::{probe_with, CLUSTER_LOAD, DS_LOAD_2ADDR, GLOBAL_LOAD};
+    use super::test_objects::{
+        probe_with, CLUSTER_LOAD, DS_LOAD_2ADDR, DS_LOAD_ADDTID, GLOBAL_LOAD,
+    };
     use super::*;
     use crate::rewriter::{retarget_with, Retargeted, A0_FEATURE, B0_FEATURE};
     use hotswap_code_object::gfx1250;
@@ -242,8 +260,35 @@ mod tests {
     }
 
     #[test]
-    fn a_growth_site_is_refused_with_kernel_offset_and_class() {
+    fn a_ds2_site_is_fixed_by_moving_its_function() {
         let input = probe_with(&DS_LOAD_2ADDR);
+        let (source, target) = (format!("{P}gfx1250"), format!("{P}gfx1250{A0_FEATURE}"));
+        let Retargeted::Changed(out) = retarget_with(
+            &Native::new(Options::default()),
+            &input,
+            &b0_to_a0(&source, &target),
+        )
+        .unwrap() else {
+            panic!("expected new bytes");
+        };
+        let expected = rewrite::rewrite_b0_to_a0(&input, &Options::default()).unwrap();
+        let out = out.bytes();
+        assert!(out.len() > input.len());
+        assert_eq!(out, &expected.bytes[..]);
+        assert_eq!(expected.report.moved.len(), 1);
+        let moved = rewrite::moved_functions(out).unwrap();
+        assert_eq!(moved[0].new_vaddr, expected.report.moved[0].new_vaddr);
+        // The kernel's entry now is the copy.
+        let a = gfx1250::analyze(out).unwrap();
+        assert!(a
+            .kernels
+            .iter()
+            .any(|k| k.entry_vaddr == Some(moved[0].new_vaddr)));
+    }
+
+    #[test]
+    fn a_growth_site_is_refused_with_kernel_offset_and_class() {
+        let input = probe_with(&DS_LOAD_ADDTID);
         let (source, target) = (format!("{P}gfx1250"), format!("{P}gfx1250{A0_FEATURE}"));
         let e = retarget_with(
             &Native::new(Options::default()),
@@ -263,7 +308,7 @@ mod tests {
         assert_eq!(
             why,
             &format!(
-                "1 site(s) need code growth; the first: ds_2addr (ds_load_2addr_b32) in {} at \
+                "1 site(s) need code growth; the first: ds_addtid (ds_load_addtid_b32) in {} at \
                  offset {:#x} (vaddr {:#x}); HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL=1 loads it partly fixed",
                 offset.0, offset.1, offset.2
             )

@@ -1,0 +1,288 @@
+//! Code growth on small synthetic objects (the real jax-rocm10-pjrt objects
+//! are checked by the growth proof and `growth_bench`).
+use super::*;
+use crate::rewrite::{moved_functions, placement, RewriteError};
+
+/// `ds_load_2addr_b32 v[0:1], v2 offset0:1 offset1:2`.
+const DS2: [u8; 8] = [0x01, 0x02, 0xdc, 0xd8, 0x02, 0x00, 0x00, 0x00];
+/// Its split (llvm-mc-22): `ds_load_b32 v0, v2 offset:4`, `ds_load_b32 v1, v2
+/// offset:8`, `s_wait_dscnt 0x0`.
+const SPLIT: [u8; 20] = [
+    0x04, 0x00, 0xd8, 0xd8, 0x02, 0x00, 0x00, 0x00, 0x08, 0x00, 0xd8, 0xd8, 0x02, 0x00, 0x00, 0x01,
+    0x00, 0x00, 0xc6, 0xbf,
+];
+/// `s_get_pc_i64 s[0:1]`.
+const GET_PC: [u8; 4] = [0x00, 0x47, 0x80, 0xbe];
+
+fn image(out: &[u8], vaddr: u64, len: usize) -> &[u8] {
+    let header = crate::elf::Header::parse(out).unwrap();
+    let map = crate::elf::AddressMap::new(&header, out);
+    map.bytes(out, vaddr, len as u64).unwrap()
+}
+
+#[test]
+fn a_ds2_site_is_split_in_a_moved_copy_and_the_original_stays() {
+    let obj = Obj::functions(&[("k", around(&DS2)), ("other", around(&S_NOP))]);
+    let input = obj.build();
+    let r = rewrite_b0_to_a0(&input, &default()).unwrap();
+    assert!(r.report.is_complete());
+    assert_eq!(r.report.grown.len(), 1);
+    assert_eq!(
+        r.report.moved.len(),
+        1,
+        "only the function with the site moves"
+    );
+    let m = &r.report.moved[0];
+    assert_eq!(
+        (
+            &*m.name,
+            m.original_vaddr,
+            m.original_size,
+            m.symbol.as_str()
+        ),
+        ("k", obj.vaddr(0), 16, "k.a0")
+    );
+    assert_eq!(m.new_size, 16 + 12);
+    assert_eq!(m.new_vaddr % 4096, 0, "the region starts a page");
+    let g = &r.report.grown[0];
+    assert_eq!(
+        (g.site.vaddr, g.new_vaddr, g.new_len),
+        (obj.vaddr(0) + 4, m.new_vaddr + 4, 20)
+    );
+    assert_eq!(g.fix, "ds2-split");
+    // The copy: s_nop, the split, the return.
+    let copy = image(&r.bytes, m.new_vaddr, 28);
+    assert_eq!(&copy[..4], S_NOP);
+    assert_eq!(&copy[4..24], SPLIT);
+    assert_eq!(&copy[24..], S_SET_PC);
+    // Every original byte is in place but the header's table offsets/counts.
+    for (s, e) in diff_ranges(&input, &r.bytes[..input.len()]) {
+        assert!(s >= 32 && e <= 62, "changed {s:#x}..{e:#x}");
+    }
+    // The marker, the symbol, and the re-analysis: nothing left but the
+    // unentered original.
+    let map = moved_functions(&r.bytes).unwrap();
+    assert_eq!(map.len(), 1);
+    assert_eq!(
+        (map[0].original_vaddr, map[0].new_vaddr, map[0].new_size),
+        (m.original_vaddr, m.new_vaddr, m.new_size)
+    );
+    let analysis = crate::gfx1250::analyze(&r.bytes).unwrap();
+    assert!(analysis.is_complete());
+    let copy_fn = analysis
+        .functions
+        .iter()
+        .find(|f| f.name == "k.a0")
+        .unwrap();
+    assert_eq!((copy_fn.vaddr, copy_fn.size), (m.new_vaddr, m.new_size));
+    assert!(copy_fn.sites.is_empty());
+    assert!(moved_functions(&input).is_none());
+}
+
+#[test]
+fn growth_is_deterministic_and_idempotent() {
+    let input = Obj::functions(&[("k", around(&DS2))]).build();
+    let once = rewrite_b0_to_a0(&input, &default()).unwrap();
+    assert_eq!(rewrite_b0_to_a0(&input, &default()).unwrap(), once);
+    let twice = rewrite_b0_to_a0(&once.bytes, &default()).unwrap();
+    assert_eq!(
+        twice.bytes, once.bytes,
+        "a rewritten object is not grown again"
+    );
+    assert_eq!(twice.report.unreachable.len(), 1);
+    assert!(twice.report.grown.is_empty() && twice.report.moved.is_empty());
+    assert_eq!(twice.report.previously_moved.len(), 1);
+}
+
+#[test]
+fn branches_in_moved_code_reach_the_image_of_their_target() {
+    // s_cbranch_scc0 +2 (over the DS2 to the s_branch); s_branch -4 (back to
+    // the s_cbranch at +4).
+    let code = [
+        S_NOP.to_vec(),
+        vec![0x02, 0x00, 0xa1, 0xbf],
+        DS2.to_vec(),
+        vec![0xfc, 0xff, 0xa0, 0xbf],
+        S_SET_PC.to_vec(),
+    ]
+    .concat();
+    let r = rewrite_b0_to_a0(&Obj::functions(&[("k", code)]).build(), &default()).unwrap();
+    let m = &r.report.moved[0];
+    let copy = image(&r.bytes, m.new_vaddr, m.new_size as usize);
+    // Over the 20-byte split (and the s_branch): to the s_branch at +28.
+    assert_eq!(&copy[4..8], [0x05, 0x00, 0xa1, 0xbf]);
+    // s_branch at +28 back to +4: (4 - 32) / 4.
+    assert_eq!(&copy[28..32], [0xf9, 0xff, 0xa0, 0xbf]);
+}
+
+#[test]
+fn pc_relative_computations_keep_their_target() {
+    // s_get_pc_i64 s[0:1]; s_add_nc_u64 s[0:1], s[0:1], lit64(0x100) → pc + 0x100.
+    let mut add = vec![0x00, 0xfe, 0x80, 0xa9];
+    add.extend(0x100u64.to_le_bytes());
+    let code = [
+        S_NOP.to_vec(),
+        GET_PC.to_vec(),
+        add,
+        DS2.to_vec(),
+        S_SET_PC.to_vec(),
+    ]
+    .concat();
+    let obj = Obj::functions(&[("k", code)]);
+    let r = rewrite_b0_to_a0(&obj.build(), &default()).unwrap();
+    let m = &r.report.moved[0];
+    let copy = image(&r.bytes, m.new_vaddr, m.new_size as usize);
+    let lit = u64::from_le_bytes(copy[12..20].try_into().unwrap());
+    let original_target = obj.vaddr(0) + 8 + 0x100;
+    assert_eq!(
+        (m.new_vaddr + 8).wrapping_add(lit),
+        original_target,
+        "data keeps its address"
+    );
+    // The pair form, s_add_co_u32 / s_add_co_ci_u32, into the function itself:
+    // a long branch to the return maps to the return's image.
+    let target_off = 4 + 4 + 8 + 8 + 4 + 8; // the s_set_pc_i64 s[30:31] at the end
+    let pc_off = 8u32;
+    let lo = (target_off - pc_off).to_le_bytes();
+    let code = [
+        S_NOP.to_vec(),
+        GET_PC.to_vec(),
+        [&[0x00, 0xff, 0x00, 0x80][..], &lo].concat(), // s_add_co_u32 s0, s0, lit
+        [&[0x01, 0xff, 0x01, 0x82][..], &[0, 0, 0, 0]].concat(), // s_add_co_ci_u32 s1, s1, lit(0)
+        vec![0x00, 0x48, 0x80, 0xbe],                  // s_set_pc_i64 s[0:1]
+        DS2.to_vec(),
+        S_SET_PC.to_vec(),
+    ]
+    .concat();
+    assert_eq!(code.len() as u32, target_off + 4);
+    let r = rewrite_b0_to_a0(&Obj::functions(&[("k", code)]).build(), &default()).unwrap();
+    let m = &r.report.moved[0];
+    let copy = image(&r.bytes, m.new_vaddr, m.new_size as usize);
+    let lo = u32::from_le_bytes(copy[12..16].try_into().unwrap());
+    assert_eq!(
+        lo,
+        target_off + 12 - pc_off,
+        "the return moved 12 bytes further"
+    );
+    assert_eq!(&copy[20..24], [0, 0, 0, 0]);
+}
+
+fn growth_refusal(code: Vec<u8>) -> String {
+    match rewrite_b0_to_a0(&Obj::functions(&[("k", code)]).build(), &default()) {
+        Err(e @ RewriteError::Growth(_)) => {
+            assert_eq!(e.kind(), "growth_refused");
+            e.to_string()
+        }
+        other => panic!("expected a growth refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn what_the_rewriter_does_not_understand_refuses() {
+    // A PC read that is not a recognised address computation.
+    let m = growth_refusal(
+        [
+            GET_PC.to_vec(),
+            S_NOP.to_vec(),
+            DS2.to_vec(),
+            S_SET_PC.to_vec(),
+        ]
+        .concat(),
+    );
+    assert!(m.contains("s_get_pc_i64 at vaddr 0x1000"), "{m}");
+    // s_add_pc_i64 in moved code.
+    let m = growth_refusal(
+        [
+            vec![0xff, 0x4b, 0x80, 0xbe, 0, 1, 0, 0],
+            DS2.to_vec(),
+            S_SET_PC.to_vec(),
+        ]
+        .concat(),
+    );
+    assert!(m.contains("s_add_pc_i64"), "{m}");
+    // An indirect jump through a register the rewriter cannot bound.
+    let m = growth_refusal([DS2.to_vec(), vec![0x04, 0x48, 0x80, 0xbe]].concat());
+    assert!(m.contains("s_set_pc_i64 whose target"), "{m}");
+    // ds_load_2addr_stride64_b64 offset1:255: 255 * 512 > 0xffff.
+    let m = growth_refusal(around(&[0x00, 0xff, 0xe0, 0xd9, 0x04, 0x00, 0x00, 0x00]));
+    assert!(m.contains("exceeds the 16-bit DS offset"), "{m}");
+    assert!(m.contains("ds_load_2addr_stride64_b64"), "{m}");
+    // A cyclic exchange.
+    let m = growth_refusal(around(&[0x01, 0x02, 0xb8, 0xd8, 0x02, 0x04, 0x03, 0x03]));
+    assert!(m.contains("both orders"), "{m}");
+    // An unknown VGPR-MSB mode: set on one path only.
+    let code = [
+        vec![0x01, 0x00, 0xa1, 0xbf], // s_cbranch_scc0 +1
+        vec![0x01, 0x00, 0x86, 0xbf], // s_set_vgpr_msb 1
+        DS2.to_vec(),
+        S_SET_PC.to_vec(),
+    ]
+    .concat();
+    let m = growth_refusal(code);
+    assert!(m.contains("VGPR-MSB mode at the site is unknown"), "{m}");
+}
+
+#[test]
+fn a_known_vgpr_mode_is_used_and_restored() {
+    // s_set_vgpr_msb 0x10 (src2 = data1 in bank 1), then ds_store_2addr_b32 v2, v3, v260.
+    let store = [0x01, 0x02, 0x38, 0xd8, 0x02, 0x03, 0x04, 0x00];
+    let code = [
+        vec![0x10, 0x00, 0x86, 0xbf],
+        store.to_vec(),
+        S_SET_PC.to_vec(),
+    ]
+    .concat();
+    let r = rewrite_b0_to_a0(&Obj::functions(&[("k", code)]).build(), &default()).unwrap();
+    let g = &r.report.grown[0];
+    assert_eq!(g.new_len, 28);
+    let copy = image(&r.bytes, g.new_vaddr, 28);
+    assert_eq!(&copy[8..12], [0x14, 0x10, 0x86, 0xbf]);
+    assert_eq!(&copy[20..24], [0x10, 0x14, 0x86, 0xbf]);
+}
+
+#[test]
+fn a_clause_over_a_split_site_becomes_a_nop_in_the_copy() {
+    let clause = [0x01, 0x00, 0x85, 0xbf]; // s_clause 0x1
+    let load = [0x04, 0x00, 0xd8, 0xd8, 0x02, 0x00, 0x00, 0x05]; // ds_load_b32 v5, v2 offset:4
+    let code = [
+        clause.to_vec(),
+        load.to_vec(),
+        DS2.to_vec(),
+        S_SET_PC.to_vec(),
+    ]
+    .concat();
+    let input = Obj::functions(&[("k", code)]).build();
+    let r = rewrite_b0_to_a0(&input, &default()).unwrap();
+    let m = &r.report.moved[0];
+    assert_eq!(image(&r.bytes, m.new_vaddr, 4), S_NOP);
+    assert_eq!(r.report.clauses_removed, 1);
+    // The original clause is kept (the default policy).
+    assert_eq!(image(&r.bytes, m.original_vaddr, 4), clause);
+}
+
+#[test]
+fn the_layout_names_its_new_parts() {
+    let r = rewrite_b0_to_a0(&Obj::functions(&[("k", around(&DS2))]).build(), &default()).unwrap();
+    let header = crate::elf::Header::parse(&r.bytes).unwrap();
+    let text = header
+        .section_by_name(&r.bytes, placement::TEXT_SECTION.as_bytes())
+        .unwrap();
+    assert_eq!(
+        text.flags,
+        crate::elf::SHF_ALLOC | crate::elf::SHF_EXECINSTR
+    );
+    assert_eq!(text.addr, r.report.moved[0].new_vaddr);
+    let load = header
+        .segments(&r.bytes)
+        .into_iter()
+        .rfind(|s| s.p_type == crate::elf::PT_LOAD)
+        .unwrap();
+    assert_eq!(
+        (load.vaddr, load.offset % 4096, load.flags),
+        (text.addr, 0, 5)
+    );
+    assert_eq!(load.filesz, text.size);
+    assert!(header
+        .section_by_name(&r.bytes, placement::MARKER_SECTION.as_bytes())
+        .is_some());
+}
