@@ -895,18 +895,20 @@ size_t count(const std::string &text, const std::string &what) {
 //    agent: the loader gets exactly fixable.a0.co, which differs from the input
 //    exactly at the fixed sites and the retagged note (fixable.sites); a B0
 //    agent gets the caller's bytes;
-//  - refused.ds_2addr.co (a cluster load, and a DS two-address load that needs
-//    code growth) is refused: the caller's bytes, one warning naming kernel,
+//  - grown.co (a DS two-address load) is loaded rewritten by moving code,
+//    exactly the driver's grown output (grown.a0.co);
+//  - refused.ds_load_addtid.co (a cluster load, and a ds_load_addtid_b32 that needs
+//    code growth the native rewriter does not make) is refused: the caller's bytes, one warning naming kernel,
 //    offset and class, however often it is loaded;
 //  - argv "partial" (HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL=1): it is loaded partly
-//    fixed (refused.ds_2addr.partial.co: the cluster load fixed), one warning.
+//    fixed (refused.ds_load_addtid.partial.co: the cluster load fixed), one warning.
 void scenario_native(bool partial) {
   init();
   CHECK(failed_tools().empty(), "the tool did not load");
   std::string objects = std::getenv("STANDIN_NATIVE_OBJECTS") ? std::getenv("STANDIN_NATIVE_OBJECTS") : ".";
   std::string work = std::getenv("STANDIN_NATIVE_WORK") ? std::getenv("STANDIN_NATIVE_WORK") : ".";
   const auto &fixable = *new std::vector<uint8_t>(read_file(objects + "/fixable.co"));
-  const auto &growth = *new std::vector<uint8_t>(read_file(objects + "/refused.ds_2addr.co"));
+  const auto &growth = *new std::vector<uint8_t>(read_file(objects + "/refused.ds_load_addtid.co"));
   auto expected = read_file(work + "/fixable.a0.co");
   auto sites = read_sites(work + "/fixable.sites");
   CHECK(!fixable.empty() && !growth.empty() && !expected.empty() && !sites.empty(), "inputs missing");
@@ -922,17 +924,31 @@ void scenario_native(bool partial) {
   }
   Outcome b0 = load_memory(fixable, *agent_by_label("gfx1250-B0"));
   CHECK(b0.caller_bytes, "fixable on gfx1250-B0: not the caller's bytes");
+  // grown.co (a DS two-address load): rewritten by moving the kernel into an
+  // appended code segment; the loader gets exactly the driver's grown output.
+  const auto &grown = *new std::vector<uint8_t>(read_file(objects + "/grown.co"));
+  auto grown_expected = read_file(work + "/grown.a0.co");
+  CHECK(!grown.empty() && grown_expected.size() > grown.size(), "grown inputs missing");
+  {
+    Outcome o = load_memory(grown, *agent_by_label("gfx1250-A0"));
+    LoadRecord r = last_load();
+    CHECK(o.status == HSA_STATUS_SUCCESS && !o.caller_bytes, "grown: not rewritten");
+    CHECK(r.size == grown_expected.size() && std::memcmp(r.ptr, grown_expected.data(), r.size) == 0,
+          "grown: the loader did not get the grown output");
+    std::printf("grown    on gfx1250-A0          rewritten by moving code: %zu -> %zu bytes\n", grown.size(),
+                r.size);
+  }
   std::string log = capture_stderr([&] {
     for (int i = 0; i < 3; ++i) {
       Outcome o = load_memory(growth, *agent_by_label("gfx1250-A0"));
       LoadRecord r = last_load();
       CHECK(o.status == HSA_STATUS_SUCCESS, "growth object: status %#x", o.status);
       if (partial) {
-        auto expected_partial = read_file(work + "/refused.ds_2addr.partial.co");
+        auto expected_partial = read_file(work + "/refused.ds_load_addtid.partial.co");
         CHECK(!o.caller_bytes && r.size == expected_partial.size() &&
                   std::memcmp(r.ptr, expected_partial.data(), r.size) == 0,
               "growth object: not loaded partly fixed");
-        CHECK(differs_exactly_at(r.ptr, r.size, growth, read_sites(work + "/refused.ds_2addr.partial.sites")),
+        CHECK(differs_exactly_at(r.ptr, r.size, growth, read_sites(work + "/refused.ds_load_addtid.partial.sites")),
               "growth object: partly fixed elsewhere than at its same-size site");
       } else {
         CHECK(o.caller_bytes, "growth object: the caller's bytes must be loaded");
@@ -941,11 +957,11 @@ void scenario_native(bool partial) {
   });
   std::printf("%s", log.c_str());
   if (partial) {
-    CHECK(count(log, "partly fixed: 1 site(s) still need code growth; the first: ds_2addr (ds_load_2addr_b32) "
+    CHECK(count(log, "partly fixed: 1 site(s) still need code growth; the first: ds_addtid (ds_load_addtid_b32) "
                      "in k at offset 0xc") == 1,
           "one warning for the partly fixed object");
   } else {
-    CHECK(count(log, "refused: 1 site(s) need code growth; the first: ds_2addr (ds_load_2addr_b32) in k at "
+    CHECK(count(log, "refused: 1 site(s) need code growth; the first: ds_addtid (ds_load_addtid_b32) in k at "
                      "offset 0xc") == 1,
           "one warning for the refused object");
   }

@@ -6,11 +6,13 @@
 //!     one line per byte range that may differ ("site OFFSET LEN CLASS" for
 //!     each fixed site, "note OFFSET LEN" for the metadata retag); prints one
 //!     JSON line. Exit 0: rewritten (complete, or partial when allowed);
-//!     3: refused, sites need code growth; 4: refused otherwise.
+//!     3: refused, sites need code growth; 4: refused otherwise; 5: rewritten
+//!     by code growth (DS two-address split; the output is larger, SITES empty).
 //! native_rewrite mutate ROUNDS SEED FILE...
 //!     bit flips, truncations and random dwords over every code object in the
 //!     files: never a panic; on success the output keeps the size, differs only
-//!     in executable sections and the metadata note, and is a fixed point.
+//!     in executable sections and the metadata note, and is a fixed point (a
+//!     grown output: larger, functions moved, a fixed point).
 //!     Exit 1 on a violation.
 //! native_rewrite bench ROUNDS FILE...
 //!     throughput of the rewrite (plan + copy) over every gfx1250 object in
@@ -103,6 +105,25 @@ fn rewrite(args: &[String]) -> Result<ExitCode, String> {
             return Ok(ExitCode::from(code));
         }
     };
+    if !plan.tail.is_empty() {
+        // Code growth (the DS two-address split): the output is larger; its
+        // checks are the growth proof's (tests/native/invariants.py checks
+        // that it decodes and is a fixed point).
+        let mut out = vec![0u8; plan.output_len()];
+        if !plan.write_into(&bytes, &mut out) {
+            return Err("plan does not fit its object".into());
+        }
+        std::fs::write(output, &out).map_err(|e| format!("{output}: {e}"))?;
+        std::fs::write(sites, "").map_err(|e| format!("{sites}: {e}"))?;
+        println!(
+            "{{\"status\":\"grown\",\"complete\":{},\"split\":{},\"moved\":{},\"size\":{}}}",
+            plan.report.is_complete(),
+            plan.report.grown.len(),
+            plan.report.moved.len(),
+            out.len()
+        );
+        return Ok(ExitCode::from(5));
+    }
     let mut out = bytes.clone();
     if !plan.apply(&mut out) {
         return Err("plan does not fit its object".into());
@@ -203,7 +224,16 @@ fn check(mutant: &[u8], options: &Options) -> Result<bool, String> {
         return Ok(false);
     };
     if r.bytes.len() != mutant.len() {
-        return Err("size changed".into());
+        // Code growth: the output is larger and its functions moved; a fixed
+        // point whose re-analysis finds nothing more to grow.
+        if r.report.moved.is_empty() || r.bytes.len() < mutant.len() {
+            return Err("size changed without moved functions".into());
+        }
+        return match rewrite_b0_to_a0(&r.bytes, options) {
+            Ok(again) if again.bytes == r.bytes && again.report.grown.is_empty() => Ok(true),
+            Ok(_) => Err("grown output: not idempotent".into()),
+            Err(e) => Err(format!("the grown output is refused: {e}")),
+        };
     }
     let allowed = allowed_ranges(mutant);
     if let Some(i) = (0..mutant.len())

@@ -550,14 +550,8 @@ pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, Rewr
     report.previously_moved = previously_moved;
     let mut tail = Vec::new();
     if !ds2_sites.is_empty() {
-        // Growth: built from the object with its same-size fixes applied
-        // (one copy; a rewrite will happen).
-        let mut fixed = code_object.to_vec();
-        for p in &patches {
-            let start = p.file_offset as usize;
-            fixed[start..start + p.bytes.len()].copy_from_slice(&p.bytes);
-        }
-        let placed = placement::place(&fixed, &analysis, &ds2_sites)?;
+        // Growth: the copies get the same-size fixes too.
+        let placed = placement::place(code_object, &patches, &analysis, &ds2_sites)?;
         patches.extend(placed.patches);
         patches.sort_by_key(|p| p.file_offset);
         tail = placed.tail;

@@ -46,7 +46,6 @@
 //! original functions at their original addresses (still present, byte for
 //! byte); the moved copies carry no CFI (GPU code is not unwound through it).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::vgpr_mode::{self, Flow, Mode};
@@ -297,6 +296,33 @@ fn write_literal(out: &mut [u8], literal: Literal, shift: usize, value: u64) {
     }
 }
 
+/// The replacement of each split instruction, by instruction index (a dense
+/// index: no hashing on the per-instruction path).
+#[derive(Default)]
+struct Splits {
+    slot: Vec<u32>,
+    items: Vec<(Vec<u8>, bool)>,
+}
+
+impl Splits {
+    fn insert(&mut self, len: usize, index: usize, split: (Vec<u8>, bool)) {
+        if self.slot.is_empty() {
+            self.slot = vec![u32::MAX; len];
+        }
+        self.slot[index] = self.items.len() as u32;
+        self.items.push(split);
+    }
+
+    fn get(&self, index: usize) -> Option<&(Vec<u8>, bool)> {
+        let slot = *self.slot.get(index)?;
+        self.items.get(slot as usize)
+    }
+
+    fn contains_key(&self, index: usize) -> bool {
+        self.get(index).is_some()
+    }
+}
+
 /// A moved function during placement.
 struct Moving {
     name: Arc<str>,
@@ -307,7 +333,7 @@ struct Moving {
     /// New offset (from the image start) of each instruction.
     new_off: Vec<u64>,
     /// The replacement of each DS2 instruction (by index).
-    splits: HashMap<usize, (Vec<u8>, bool)>,
+    splits: Splits,
     pcs: Vec<PcComputation>,
     image_len: u64,
     new_vaddr: u64,
@@ -350,10 +376,12 @@ fn align(v: u64, a: u64) -> u64 {
     v.div_ceil(a) * a
 }
 
-/// Plans the growth of `bytes` (the input with its same-size fixes applied):
-/// `sites` are the DS2 sites (all of them), `analysis` the input's analysis.
+/// Plans the growth of `bytes` (the input): `fixes` are its same-size patches
+/// (sorted by offset; copied code gets them too), `sites` the DS2 sites (all
+/// of them, in address order), `analysis` the input's analysis.
 pub(super) fn place(
     bytes: &[u8],
+    fixes: &[Patch],
     analysis: &Analysis,
     sites: &[SiteInfo],
 ) -> Result<Placement, RewriteError> {
@@ -400,7 +428,7 @@ pub(super) fn place(
             size: f.size,
             insns,
             new_off: Vec::new(),
-            splits: HashMap::new(),
+            splits: Splits::default(),
             pcs: Vec::new(),
             image_len: 0,
             new_vaddr: 0,
@@ -464,7 +492,7 @@ pub(super) fn place(
             let insn = m.insns[idx];
             let split = ds2::split(&bytes[insn.at..insn.at + insn.len], mode)
                 .map_err(|e| refuse(format!("{s}: {e}")))?;
-            m.splits.insert(idx, split);
+            m.splits.insert(m.insns.len(), idx, split);
             grown.push((fi, idx, s.clone()));
         }
         let mut off = 0u64;
@@ -474,7 +502,7 @@ pub(super) fn place(
             .enumerate()
             .map(|(i, insn)| {
                 let here = off;
-                off += m.splits.get(&i).map_or(insn.len, |s| s.0.len()) as u64;
+                off += m.splits.get(i).map_or(insn.len, |s| s.0.len()) as u64;
                 here
             })
             .collect();
@@ -506,24 +534,44 @@ pub(super) fn place(
     let code_len = align(cursor, 4) as usize + PREFETCH_TAIL;
 
     // Pass 2: the images.
-    let mut region: Vec<u8> = Vec::with_capacity(code_len);
+    // The tail starts with the zero padding up to the region's page; the
+    // region is written straight into it (no second copy).
+    let pad = (region_off - bytes.len() as u64) as usize;
+    let mut region: Vec<u8> = Vec::with_capacity(pad + code_len + 4096);
+    region.resize(pad, 0);
     for fi in 0..moving.len() {
         let m = &moving[fi];
-        let start = (m.new_vaddr - region_vaddr) as usize;
+        let start = pad + (m.new_vaddr - region_vaddr) as usize;
         while region.len() < start {
             region.extend_from_slice(&S_CODE_END);
         }
         let kernel = is_kernel(m);
-        let pc_last: HashMap<usize, &PcComputation> = m.pcs.iter().map(|p| (p.last, p)).collect();
+        // Computations are in instruction order: found by their last index.
+        let pc_last = |j: usize| {
+            m.pcs
+                .binary_search_by_key(&j, |p| p.last)
+                .ok()
+                .map(|k| &m.pcs[k])
+        };
         let image_start = region.len();
         for (i, insn) in m.insns.iter().enumerate() {
             let new_vaddr = m.new_vaddr + m.new_off[i];
-            if let Some((split, _)) = m.splits.get(&i) {
+            if let Some((split, _)) = m.splits.get(i) {
                 region.extend_from_slice(split);
                 continue;
             }
             let here = region.len();
             region.extend_from_slice(&bytes[insn.at..insn.at + insn.len]);
+            // The same-size fixes of this instruction (patches are sorted).
+            let first = fixes.partition_point(|p| p.file_offset < insn.at as u64);
+            for p in fixes[first..]
+                .iter()
+                .take_while(|p| p.file_offset < (insn.at + insn.len) as u64)
+            {
+                let o = here + (p.file_offset as usize - insn.at);
+                let n = p.bytes.len().min(region.len() - o);
+                region[o..o + n].copy_from_slice(&p.bytes[..n]);
+            }
             let w0 = w32(&bytes[insn.at..]);
             let at = |what: &str| format!("{} at vaddr {:#x}: {what}", m.name, insn.vaddr);
             // Branches.
@@ -548,7 +596,7 @@ pub(super) fn place(
             // s_clause whose window holds a split site.
             if w0 >> 16 == 0xBF85 {
                 let n = (w0 & 0x3f) as usize + 1;
-                if (i + 1..=i + n).any(|j| m.splits.contains_key(&j)) {
+                if (i + 1..=i + n).any(|j| m.splits.contains_key(j)) {
                     region[here..here + 4].copy_from_slice(&S_NOP_0);
                 }
             }
@@ -559,7 +607,7 @@ pub(super) fn place(
                     let reg = w0 & 0xff;
                     let after_computation = i
                         .checked_sub(1)
-                        .and_then(|j| pc_last.get(&j))
+                        .and_then(pc_last)
                         .is_some_and(|p| p.reg == reg);
                     let is_return = reg == 30 && !kernel;
                     if !after_computation && !is_return {
@@ -572,7 +620,7 @@ pub(super) fn place(
                     let reg = w0 & 0xff;
                     let after_computation = i
                         .checked_sub(1)
-                        .and_then(|j| pc_last.get(&j))
+                        .and_then(pc_last)
                         .is_some_and(|p| p.reg == reg);
                     if !after_computation {
                         return Err(refuse(at(
@@ -612,7 +660,7 @@ pub(super) fn place(
             write_literal(&mut region, literal, 0, value);
         }
     }
-    while region.len() < code_len {
+    while region.len() < pad + code_len {
         region.extend_from_slice(&S_CODE_END);
     }
 
@@ -696,8 +744,8 @@ pub(super) fn place(
     check_relocations(bytes, &header, &sections, &moving)?;
 
     // The new tables.
-    let mut tail = vec![0u8; (region_off - bytes.len() as u64) as usize];
-    tail.extend_from_slice(&region);
+    let code_size = (region.len() - pad) as u64;
+    let mut tail = region;
     let abs = |tail: &Vec<u8>| bytes.len() as u64 + tail.len() as u64;
     let pad8 = |tail: &mut Vec<u8>| {
         while (bytes.len() + tail.len()) % 8 != 0 {
@@ -723,8 +771,8 @@ pub(super) fn place(
     ph.extend_from_slice(&region_off.to_le_bytes());
     ph.extend_from_slice(&region_vaddr.to_le_bytes());
     ph.extend_from_slice(&region_vaddr.to_le_bytes());
-    ph.extend_from_slice(&(region.len() as u64).to_le_bytes());
-    ph.extend_from_slice(&(region.len() as u64).to_le_bytes());
+    ph.extend_from_slice(&code_size.to_le_bytes());
+    ph.extend_from_slice(&code_size.to_le_bytes());
     ph.extend_from_slice(&PAGE.to_le_bytes());
     tail.extend_from_slice(&ph);
 
@@ -878,7 +926,7 @@ pub(super) fn place(
         elf::SHF_ALLOC | elf::SHF_EXECINSTR,
         region_vaddr,
         region_off,
-        region.len() as u64,
+        code_size,
         FUNCTION_ALIGN,
     ));
     tail.extend_from_slice(&section(marker_name, 7, 0, 0, marker_off, marker_size, 4));
@@ -905,7 +953,7 @@ pub(super) fn place(
         .into_iter()
         .map(|(fi, idx, site)| {
             let m = &moving[fi];
-            let (split, swapped) = &m.splits[&idx];
+            let (split, swapped) = m.splits.get(idx).expect("a split site");
             GrownSite {
                 site,
                 new_vaddr: m.new_vaddr + m.new_off[idx],
@@ -927,7 +975,7 @@ pub(super) fn place(
                 .filter(|&(i, insn)| {
                     let w0 = w32(&bytes[insn.at..]);
                     w0 >> 16 == 0xBF85
-                        && (i + 1..=i + (w0 & 0x3f) as usize + 1).any(|j| m.splits.contains_key(&j))
+                        && (i + 1..=i + (w0 & 0x3f) as usize + 1).any(|j| m.splits.contains_key(j))
                 })
                 .count()
         })
