@@ -397,16 +397,26 @@ fn bundle(entries: &[(&str, &[u8])]) -> Vec<u8> {
     out
 }
 
-const OUTCOME_KEYS: [&str; 5] = ["code_objects", "input", "message", "output", "status"];
-const OBJECT_KEYS: [&str; 8] = [
+const OUTCOME_KEYS: [&str; 7] = [
+    "code_objects",
+    "input",
+    "message",
+    "moved_functions",
+    "output",
+    "sites",
+    "status",
+];
+const OBJECT_KEYS: [&str; 10] = [
     "bundle_id",
     "fixed",
     "isa",
     "kept",
+    "moved_functions",
     "refusal",
     "remaining",
     "result",
     "retag",
+    "sites",
 ];
 
 #[test]

@@ -456,9 +456,7 @@ fn the_native_backend_through_the_tool() {
     let (status, load) = runtime.load_memory(&ds2, A0);
     assert_eq!(status, HSA_STATUS_SUCCESS);
     let load = load.unwrap();
-    // SAFETY: the tool keeps rewritten code objects until the process exits.
-    let loaded = unsafe { std::slice::from_raw_parts(load.bytes.0 as *const u8, load.bytes.1) };
-    assert_eq!(loaded, expected.as_slice());
+    assert_eq!(load.loaded(), expected.as_slice());
     // A site of a growth class the native rewriter does not fix: refused, the
     // original is loaded.
     let growth = probe_with(&DS_LOAD_ADDTID);

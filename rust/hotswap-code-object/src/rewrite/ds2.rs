@@ -91,8 +91,12 @@ pub enum SplitError {
     /// A scaled byte offset does not fit the 16-bit single-address offset.
     OffsetTooLarge(u32),
     /// An exchange whose destination overlaps the other operation's sources
-    /// in both orders (or would need reordering on one address).
+    /// in both orders.
     CyclicExchange,
+    /// An exchange that would need its halves reordered while both address
+    /// one location (offset0 = offset1): swapped, each half would return the
+    /// other's value, so no split computes what B0 does.
+    ExchangeReorderOneAddress,
 }
 
 impl std::fmt::Display for SplitError {
@@ -105,6 +109,10 @@ impl std::fmt::Display for SplitError {
             Self::CyclicExchange => write!(
                 f,
                 "exchange destination overlaps the other half's sources in both orders"
+            ),
+            Self::ExchangeReorderOneAddress => write!(
+                f,
+                "exchange needs its halves reordered on one address (offset0 = offset1)"
             ),
         }
     }
@@ -169,7 +177,8 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<(Vec<u8>, bool), SplitError> {
             match (natural_ok, swapped_ok) {
                 (true, _) => false,
                 (false, true) if offsets[0] != offsets[1] => true,
-                _ => return Err(SplitError::CyclicExchange),
+                (false, true) => return Err(SplitError::ExchangeReorderOneAddress),
+                (false, false) => return Err(SplitError::CyclicExchange),
             }
         }
     };
@@ -317,10 +326,10 @@ mod tests {
             split(&[0x01, 0x02, 0xb8, 0xd8, 0x02, 0x04, 0x03, 0x03], 0),
             Err(SplitError::CyclicExchange)
         );
-        // A swap needed on one address: refused.
+        // A swap needed on one address: refused, for that reason.
         assert_eq!(
             split(&[0x01, 0x01, 0xb8, 0xd8, 0x02, 0x03, 0x04, 0x04], 0),
-            Err(SplitError::CyclicExchange)
+            Err(SplitError::ExchangeReorderOneAddress)
         );
     }
 

@@ -372,8 +372,9 @@ fn branch_imm(from: u64, to: u64) -> Option<u16> {
     i16::try_from(delta / 4).ok().map(|v| v as u16)
 }
 
-fn align(v: u64, a: u64) -> u64 {
-    v.div_ceil(a) * a
+/// `v` rounded up to a multiple of `a`; `None` past `u64::MAX`.
+fn align(v: u64, a: u64) -> Option<u64> {
+    v.div_ceil(a).checked_mul(a)
 }
 
 /// Plans the growth of `bytes` (the input): `fixes` are its same-size patches
@@ -523,15 +524,32 @@ pub(super) fn place(
         )
         .max()
         .unwrap_or(0);
-    let region_vaddr = align(vend, PAGE);
-    let region_off = align(bytes.len() as u64, PAGE);
+    // Input values: every sum is checked, so a header near the end of the
+    // address space refuses the object instead of wrapping.
+    let region_vaddr = align(vend, PAGE)
+        .ok_or_else(|| refuse("a segment ends beyond the address space".into()))?;
+    let region_off = align(bytes.len() as u64, PAGE)
+        .ok_or_else(|| refuse("the object's size leaves no room for a new segment".into()))?;
     let mut cursor = 0u64;
     for m in &mut moving {
-        cursor = align(cursor, FUNCTION_ALIGN);
-        m.new_vaddr = region_vaddr + cursor;
-        cursor += m.image_len;
+        cursor = align(cursor, FUNCTION_ALIGN)
+            .ok_or_else(|| refuse("the moved code exceeds the address space".into()))?;
+        m.new_vaddr = region_vaddr
+            .checked_add(cursor)
+            .ok_or_else(|| refuse("the moved code exceeds the address space".into()))?;
+        cursor = cursor
+            .checked_add(m.image_len)
+            .ok_or_else(|| refuse("the moved code exceeds the address space".into()))?;
     }
-    let code_len = align(cursor, 4) as usize + PREFETCH_TAIL;
+    // The region's end must be an address too.
+    region_vaddr
+        .checked_add(cursor)
+        .and_then(|end| end.checked_add((PREFETCH_TAIL + 2 * PAGE as usize) as u64))
+        .ok_or_else(|| refuse("the moved code exceeds the address space".into()))?;
+    let code_len = align(cursor, 4)
+        .ok_or_else(|| refuse("the moved code exceeds the address space".into()))?
+        as usize
+        + PREFETCH_TAIL;
 
     // Pass 2: the images.
     // The tail starts with the zero padding up to the region's page; the
