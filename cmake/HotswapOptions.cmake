@@ -1,4 +1,4 @@
-# Build options. Every option is documented in README.md ("Build options").
+# Build options. Every option is documented in docs/building.md ("Building").
 include(GNUInstallDirs)
 
 # OFF for packaging: the tests need tools building does not (clang-22, valgrind, ...).
