@@ -286,3 +286,30 @@ fn the_layout_names_its_new_parts() {
         .section_by_name(&r.bytes, placement::MARKER_SECTION.as_bytes())
         .is_some());
 }
+
+#[test]
+fn a_segment_ending_near_the_end_of_the_address_space_refuses_instead_of_wrapping() {
+    // Found by fuzzing: a PT_LOAD whose end is within a page of u64::MAX made
+    // the new segment's page-aligned address overflow.
+    let mut input = Obj::functions(&[("k", around(&DS2))]).build();
+    let header = crate::elf::Header::parse(&input).unwrap();
+    let ph = header.segments(&input);
+    let last = ph
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.p_type == crate::elf::PT_LOAD)
+        .map(|(i, _)| i)
+        .last()
+        .unwrap();
+    let phoff = u64::from_le_bytes(input[32..40].try_into().unwrap()) as usize;
+    let phentsize = u16::from_le_bytes(input[54..56].try_into().unwrap()) as usize;
+    let memsz = phoff + last * phentsize + 40; // p_memsz
+    let vaddr = ph[last].vaddr;
+    input[memsz..memsz + 8].copy_from_slice(&(u64::MAX - vaddr - 16).to_le_bytes());
+    match rewrite_b0_to_a0(&input, &default()) {
+        Err(e @ RewriteError::Growth(_)) => {
+            assert!(e.to_string().contains("address space"), "{e}")
+        }
+        other => panic!("expected a growth refusal, got {other:?}"),
+    }
+}
