@@ -27,7 +27,7 @@ use crate::hsa::table::{
     READER_CREATE_FROM_MEMORY, READER_DESTROY,
 };
 use crate::readers::ReaderBytes;
-use crate::session::{self, Session};
+use crate::session::{self, OwnReaders, Session};
 
 /// Declares, for each hook, from one signature: the type of the slot's
 /// function, the `extern "C"` hook, and its entry in [`patches`]. The body gets
@@ -150,4 +150,57 @@ unsafe fn chain<F: Copy>(slot: Slot) -> Option<(Arc<Session>, F)> {
     // OnLoad), which is `F` (contract).
     let original = unsafe { fn_from_slot::<F>(session.original(slot)) }?;
     Some((session, original))
+}
+
+/// The saved create-from-memory and destroy of one `OnLoad`, for the readers
+/// the tool makes over bytes it owns (rewritten objects, files' contents).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ReaderCalls {
+    create: CreateFromMemoryFn,
+    destroy: ReaderDestroyFn,
+}
+
+impl ReaderCalls {
+    /// The functions the create-from-memory and destroy slots held before the
+    /// tool patched them (`original(slot)`: 0 when not patched).
+    pub fn from_originals(original: impl Fn(Slot) -> usize) -> Option<ReaderCalls> {
+        // SAFETY: the values were read from these slots of ROCr's table, which
+        // hold functions of the header's signatures for them (or 0: `None`).
+        unsafe {
+            Some(ReaderCalls {
+                create: fn_from_slot(original(READER_CREATE_FROM_MEMORY))?,
+                destroy: fn_from_slot(original(READER_DESTROY))?,
+            })
+        }
+    }
+}
+
+impl OwnReaders for ReaderCalls {
+    /// A memory reader over `bytes`. The caller keeps `bytes` alive for as long
+    /// as ROCr may read them.
+    fn create(&self, bytes: &[u8]) -> Result<hsa_code_object_reader_t, hsa_status_t> {
+        let mut reader = hsa_code_object_reader_t { handle: 0 };
+        // SAFETY: a valid pointer/length pair and a valid out-pointer; `create` is
+        // ROCr's (or a prior tool's) create-from-memory (checked non-null).
+        let status = unsafe { (self.create)(bytes.as_ptr().cast(), bytes.len(), &mut reader) };
+        if status == HSA_STATUS_SUCCESS {
+            Ok(reader)
+        } else {
+            Err(status)
+        }
+    }
+
+    /// Destroys a reader made by [`OwnReaders::create`].
+    fn destroy(&self, reader: hsa_code_object_reader_t) -> hsa_status_t {
+        // SAFETY: handles are opaque values ROCr validates; `destroy` is ROCr's
+        // (or a prior tool's) reader destroy (checked non-null).
+        unsafe { (self.destroy)(reader) }
+    }
+}
+
+/// The session's maker of its own readers: [`ReaderCalls`] over the originals
+/// `OnLoad` saved ([`session::on_load`] takes it, so the session names no C
+/// signature).
+pub(crate) fn own_readers(original: &dyn Fn(Slot) -> usize) -> Option<Box<dyn OwnReaders>> {
+    ReaderCalls::from_originals(original).map(|c| Box::new(c) as Box<dyn OwnReaders>)
 }

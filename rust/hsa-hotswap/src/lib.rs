@@ -51,6 +51,7 @@ pub mod comgr;
 pub mod config;
 pub mod dl;
 pub mod fault;
+mod handle_map;
 pub mod hooks;
 pub mod hsa;
 pub mod logging;

@@ -20,7 +20,7 @@
 //! - Nothing is recorded when no rewrite is possible in this process.
 #![allow(unsafe_code)] // views the application's memory and reads its file descriptor
 
-use std::collections::HashMap;
+use crate::handle_map::HandleMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -111,32 +111,6 @@ impl ReaderBytes {
         self.len() == 0
     }
 }
-
-/// Hashes a reader handle (an opaque 64-bit value, in ROCr a heap address) with
-/// one multiplication: SipHash's DoS resistance buys nothing for handles ROCr
-/// chooses, and this map sits on every create, load and destroy.
-#[derive(Debug, Default)]
-pub struct HandleHasher(u64);
-
-impl std::hash::Hasher for HandleHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = (self.0 ^ value)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .rotate_right(29);
-    }
-}
-
-pub(crate) type HandleMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<HandleHasher>>;
 
 /// One recorded reader: its bytes and what its loads came to, per agent.
 #[derive(Debug)]

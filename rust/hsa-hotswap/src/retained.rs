@@ -44,9 +44,9 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 
+use crate::handle_map::HandleMap;
 use crate::hsa::api::hsa_executable_t;
 use crate::policy::Decision;
-use crate::readers::HandleMap;
 use crate::rewriter::{RetargetError, Retargeted, Rewritten};
 use crate::stats::{Stats, STATS};
 

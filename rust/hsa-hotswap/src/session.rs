@@ -32,7 +32,7 @@ use crate::config::Config;
 use crate::fault;
 use crate::hsa::api::{
     hsa_agent_t, hsa_code_object_reader_t, hsa_executable_t, hsa_file_t, hsa_status_t, Originals,
-    ReaderCalls, HSA_STATUS_SUCCESS,
+    HSA_STATUS_SUCCESS,
 };
 use crate::hsa::patch::{PatchedTable, Restore};
 use crate::hsa::table::{CoreTable, Slot, TableError};
@@ -41,6 +41,22 @@ use crate::readers::{self, FileBytes, ReaderBytes, Readers};
 use crate::retained::{self, Executables, Kept, Outcome, RewrittenBytes};
 use crate::rewriter::{self, RetargetError};
 use crate::stats::STATS;
+
+/// How the session makes and destroys readers over bytes it owns (rewritten
+/// objects, files' contents): through the create-from-memory and destroy that
+/// the patched slots held before. Implemented on the FFI side
+/// ([`crate::hooks::own_readers`]).
+pub trait OwnReaders: Send + Sync + std::fmt::Debug {
+    /// A memory reader over `bytes`; the caller keeps `bytes` alive for as
+    /// long as ROCr may read them.
+    fn create(&self, bytes: &[u8]) -> Result<hsa_code_object_reader_t, hsa_status_t>;
+    /// Destroys a reader made by [`OwnReaders::create`].
+    fn destroy(&self, reader: hsa_code_object_reader_t) -> hsa_status_t;
+}
+
+/// Makes the session's [`OwnReaders`] from the originals of the patched slots
+/// (`None` when a slot held nothing).
+pub type OwnReadersFn = fn(&dyn Fn(Slot) -> usize) -> Option<Box<dyn OwnReaders>>;
 
 /// State of one `OnLoad`.
 #[derive(Debug)]
@@ -56,7 +72,7 @@ pub struct Session {
     /// The slots we patched, their hooks and originals.
     patched: PatchedTable,
     /// The saved create-from-memory and destroy, for our own readers.
-    reader_calls: Option<ReaderCalls>,
+    reader_calls: Option<Box<dyn OwnReaders>>,
     /// `AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES` of this `OnLoad`'s configuration.
     opt_in: bool,
     /// Whether any rewrite is possible in this runtime instance (decided on the
@@ -85,6 +101,7 @@ pub fn current() -> Option<Arc<Session>> {
 pub fn on_load(
     table: Result<CoreTable, TableError>,
     patches: &[(Slot, usize)],
+    own_readers: OwnReadersFn,
     config: &Config,
     runtime_version: u64,
 ) -> bool {
@@ -98,7 +115,7 @@ pub fn on_load(
             log::warn!("{}", coexist::stand_back_message(&hook));
             return Ok(());
         }
-        load(table, patched, config)
+        load(table, patched, own_readers, config)
     });
     match result {
         Ok(()) => true,
@@ -110,9 +127,14 @@ pub fn on_load(
 }
 
 /// Reads the agent queries, publishes the session, then writes the hooks.
-fn load(table: CoreTable, patched: PatchedTable, config: &Config) -> Result<(), TableError> {
+fn load(
+    table: CoreTable,
+    patched: PatchedTable,
+    own_readers: OwnReadersFn,
+    config: &Config,
+) -> Result<(), TableError> {
     let queries = Originals::from_table(&table)?;
-    let reader_calls = ReaderCalls::from_originals(|slot| patched.original(slot));
+    let reader_calls = own_readers(&|slot| patched.original(slot));
     let session = Arc::new(Session {
         queries,
         agents: Agents::new(config.entry_trampolines),
@@ -240,7 +262,7 @@ impl Session {
         }
         let (handle, bytes) = ffi_boundary("create_from_file hook", None, || {
             let bytes = self.file_bytes_for_rewrite(file)?;
-            let handle = self.reader_calls?.create(&bytes).ok()?;
+            let handle = self.reader_calls.as_deref()?.create(&bytes).ok()?;
             Some((handle, bytes))
         })?;
         let keep = Arc::clone(&bytes);
@@ -400,7 +422,7 @@ impl Session {
     ) -> Option<hsa_status_t> {
         let calls = ffi_boundary("load_agent_code_object hook", None, || {
             fault::point("load.rewritten_reader");
-            let calls = self.reader_calls?;
+            let calls = self.reader_calls.as_deref()?;
             match calls.create(bytes) {
                 Ok(temporary) => Some((calls, temporary)),
                 Err(status) => {

@@ -505,7 +505,7 @@ impl FakeRuntime {
                 let needed = crate::session::needed_slots(&patches);
                 // SAFETY: as above.
                 let table = unsafe { crate::hsa::table::CoreTable::from_root(&mut *root, &needed) };
-                crate::session::on_load(table, &patches, config, 1)
+                crate::session::on_load(table, &patches, crate::hooks::own_readers, config, 1)
             }
         };
         FakeRuntime {

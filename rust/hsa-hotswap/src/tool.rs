@@ -37,7 +37,13 @@ pub unsafe extern "C" fn OnLoad(
         let patches = hooks::patches();
         // SAFETY: ROCr passes its live table (sizes in minor_id) or NULL.
         let table = unsafe { CoreTable::from_root(table, &session::needed_slots(&patches)) };
-        session::on_load(table, &patches, &config, runtime_version)
+        session::on_load(
+            table,
+            &patches,
+            hooks::own_readers,
+            &config,
+            runtime_version,
+        )
     })
 }
 

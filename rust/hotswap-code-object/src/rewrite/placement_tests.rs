@@ -297,9 +297,8 @@ fn a_segment_ending_near_the_end_of_the_address_space_refuses_instead_of_wrappin
     let last = ph
         .iter()
         .enumerate()
-        .filter(|(_, s)| s.p_type == crate::elf::PT_LOAD)
+        .rfind(|(_, s)| s.p_type == crate::elf::PT_LOAD)
         .map(|(i, _)| i)
-        .last()
         .unwrap();
     let phoff = u64::from_le_bytes(input[32..40].try_into().unwrap()) as usize;
     let phentsize = u16::from_le_bytes(input[54..56].try_into().unwrap()) as usize;

@@ -69,7 +69,6 @@ pub struct hsa_loaded_code_object_t {
 pub(crate) type hsa_file_t = c_int;
 
 // The signatures of the hooked functions are declared once, with the hooks.
-use crate::hooks::{CreateFromMemoryFn, ReaderDestroyFn};
 /// Callback of `hsa_iterate_agents`.
 pub(crate) type AgentCallback = unsafe extern "C" fn(hsa_agent_t, *mut c_void) -> hsa_status_t;
 /// `hsa_iterate_agents`.
@@ -230,49 +229,5 @@ impl Originals {
         }
         let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
         Some(String::from_utf8_lossy(&buffer[..end]).into_owned())
-    }
-}
-
-/// The saved create-from-memory and destroy of one `OnLoad`, for the readers
-/// the tool makes over bytes it owns (rewritten objects, files' contents).
-#[derive(Clone, Copy, Debug)]
-pub struct ReaderCalls {
-    create: CreateFromMemoryFn,
-    destroy: ReaderDestroyFn,
-}
-
-impl ReaderCalls {
-    /// The functions the create-from-memory and destroy slots held before the
-    /// tool patched them (`original(slot)`: 0 when not patched).
-    pub fn from_originals(original: impl Fn(Slot) -> usize) -> Option<ReaderCalls> {
-        // SAFETY: the values were read from these slots of ROCr's table, which
-        // hold functions of the header's signatures for them (or 0: `None`).
-        unsafe {
-            Some(ReaderCalls {
-                create: fn_from_slot(original(table::READER_CREATE_FROM_MEMORY))?,
-                destroy: fn_from_slot(original(table::READER_DESTROY))?,
-            })
-        }
-    }
-
-    /// A memory reader over `bytes`. The caller keeps `bytes` alive for as long
-    /// as ROCr may read them.
-    pub fn create(&self, bytes: &[u8]) -> Result<hsa_code_object_reader_t, hsa_status_t> {
-        let mut reader = hsa_code_object_reader_t { handle: 0 };
-        // SAFETY: a valid pointer/length pair and a valid out-pointer; `create` is
-        // ROCr's (or a prior tool's) create-from-memory (checked non-null).
-        let status = unsafe { (self.create)(bytes.as_ptr().cast(), bytes.len(), &mut reader) };
-        if status == HSA_STATUS_SUCCESS {
-            Ok(reader)
-        } else {
-            Err(status)
-        }
-    }
-
-    /// Destroys a reader made by [`ReaderCalls::create`].
-    pub fn destroy(&self, reader: hsa_code_object_reader_t) -> hsa_status_t {
-        // SAFETY: handles are opaque values ROCr validates; `destroy` is ROCr's
-        // (or a prior tool's) reader destroy (checked non-null).
-        unsafe { (self.destroy)(reader) }
     }
 }
