@@ -14,7 +14,7 @@ use std::ffi::{c_char, c_void, CStr};
 use crate::boundary::ffi_boundary;
 use crate::code_object;
 use crate::config::Config;
-use crate::rewriter::{self, Retargeted};
+use crate::rewriter::Retargeted;
 use crate::status::{hotswap_status_t, UNKNOWN_STATUS_DESCRIPTION};
 use crate::tools_lib;
 use crate::version::VERSION_CSTR;
@@ -279,7 +279,7 @@ pub unsafe extern "C" fn hotswap_retarget_code_object(
             };
             // SAFETY: non-NULL, and the caller promises `size` readable bytes.
             let code_object = unsafe { std::slice::from_raw_parts(elf.cast::<u8>(), size) };
-            match rewriter::retarget(code_object, source, target) {
+            match crate::retarget::retarget(code_object, source, target) {
                 Ok(Retargeted::Changed(rewritten)) => {
                     let (bytes, len) = rewritten.into_raw();
                     // SAFETY: both checked non-NULL and writable above.

@@ -58,6 +58,7 @@ pub mod logging;
 pub mod policy;
 pub mod readers;
 pub mod retained;
+pub mod retarget;
 pub mod rewrite_cache;
 pub mod rewriter;
 pub mod session;

@@ -45,7 +45,7 @@ use crate::stats::STATS;
 /// How the session makes and destroys readers over bytes it owns (rewritten
 /// objects, files' contents): through the create-from-memory and destroy that
 /// the patched slots held before. Implemented on the FFI side
-/// ([`crate::hooks::own_readers`]).
+/// (`hooks::own_readers`).
 pub trait OwnReaders: Send + Sync + std::fmt::Debug {
     /// A memory reader over `bytes`; the caller keeps `bytes` alive for as
     /// long as ROCr may read them.
@@ -666,7 +666,7 @@ impl Session {
     ) -> Option<Outcome> {
         let result = retained::rewrite_once(bytes, decision, || {
             fault::point("load.rewrite");
-            rewriter::retarget(bytes, &decision.source, &decision.target)
+            crate::retarget::retarget(bytes, &decision.source, &decision.target)
         });
         let pair = Pair(decision);
         match result {

@@ -6,7 +6,8 @@
 
 use std::ffi::{c_void, CString};
 
-use hsa_hotswap::rewriter::{retarget_with_flags, Retargeted, RewriteFlags};
+use hsa_hotswap::retarget::retarget_with_flags;
+use hsa_hotswap::rewriter::{Retargeted, RewriteFlags};
 
 static PROBE: &[u8] = hotswap_code_object::GFX1250_PROBE;
 const SOURCE: &str = "amdgcn-amd-amdhsa--gfx1250:gfx1250-b0-specific+";

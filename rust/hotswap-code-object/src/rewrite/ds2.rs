@@ -86,7 +86,7 @@ fn words(bytes: &[u8]) -> Option<(u32, u32)> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SplitError {
     /// Not one of the 12 two-address instructions (or bits this split does
-    /// not know are set: w0[17:16]).
+    /// not know are set: `w0[17:16]`).
     NotDs2,
     /// A scaled byte offset does not fit the 16-bit single-address offset.
     OffsetTooLarge(u32),

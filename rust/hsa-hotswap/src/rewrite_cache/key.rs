@@ -14,6 +14,7 @@
 //! accidents. Its throughput on the build machine is printed by the cache
 //! benchmark.
 
+use crate::rewriter::identity::file_identity;
 use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
@@ -25,21 +26,6 @@ const DOMAIN: &[u8] = b"hotswap rewrite cache key, entry format 1";
 fn field(hasher: &mut Sha256, bytes: &[u8]) {
     hasher.update((bytes.len() as u64).to_le_bytes());
     hasher.update(bytes);
-}
-
-/// `path` named by path, size, modification time (ns), inode and device; `None`
-/// when it cannot be read.
-pub fn file_identity(path: &str) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(path).ok()?;
-    Some(format!(
-        "{path}\0{}\0{}.{:09}\0{}\0{}",
-        meta.size(),
-        meta.mtime(),
-        meta.mtime_nsec(),
-        meta.ino(),
-        meta.dev()
-    ))
 }
 
 /// The tool's version and the identity of the file its code was loaded from.

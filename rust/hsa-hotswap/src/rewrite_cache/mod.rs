@@ -846,14 +846,5 @@ pub mod testing {
     }
 }
 
-/// The identity of a backend loaded from a library: its description and the
-/// file that holds `address` (one of its functions), named by path, size,
-/// modification time, inode and device. `None` when the file cannot be found
-/// (then the backend is not cached).
-pub fn library_identity(describe: &str, address: usize) -> Option<String> {
-    let path = crate::dl::object_of(address)?;
-    Some(format!("{describe}\0{}", key::file_identity(&path)?))
-}
-
 #[cfg(test)]
 mod tests;

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::config::Config;
+use crate::rewriter::identity::library_identity;
 use crate::rewriter::RewriteFlags;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::AtomicUsize;

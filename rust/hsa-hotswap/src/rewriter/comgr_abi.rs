@@ -207,7 +207,7 @@ impl Backend for ComgrAbi {
     }
 
     fn cache_identity(&self) -> Option<String> {
-        crate::rewrite_cache::library_identity(&self.describe, self.rewrite as usize)
+        crate::rewriter::identity::library_identity(&self.describe, self.rewrite as usize)
     }
 
     fn rewrite(

@@ -1,6 +1,7 @@
 //! Rewriter backends behind one interface ([`Backend`]), the choice of one per
-//! process, and [`retarget`], the one entry the tool's load path and
-//! `hotswap_retarget_code_object` share.
+//! process, and the rewrite through it with the checks every backend's output
+//! gets ([`retarget_with`]); the entry the tool's load path and
+//! `hotswap_retarget_code_object` share is [`crate::retarget::retarget`].
 //!
 //! Backends:
 //! - [`comgr_abi`]: `amd_comgr_hotswap_rewrite` (COMGR's data-object ABI; the
@@ -34,6 +35,7 @@
 #![allow(unsafe_code)] // owns malloc'd buffers handed to C callers
 
 pub mod comgr_abi;
+pub mod identity;
 pub mod native;
 pub mod registry;
 pub mod rocjitsu;
@@ -129,7 +131,7 @@ pub enum BackendKind {
 }
 
 /// A rewriter. Implementations never modify the input and return new bytes in
-/// a `malloc` buffer; [`retarget`] checks the output.
+/// a `malloc` buffer; [`crate::retarget::retarget`] checks the output.
 pub trait Backend: Send + Sync + std::fmt::Debug {
     /// Which registered backend this is.
     fn kind(&self) -> BackendKind;
@@ -485,38 +487,6 @@ fn cross_check_metadata(code_object: &[u8]) {
     }
 }
 
-/// Rewrites `code_object` from `source_isa` to `target_isa` (ISA names, possibly
-/// with the `:gfx1250-b0-specific±` pseudo-feature).
-pub fn retarget(
-    code_object: &[u8],
-    source_isa: &str,
-    target_isa: &str,
-) -> Result<Retargeted, RetargetError> {
-    retarget_with_flags(code_object, source_isa, target_isa, RewriteFlags::default())
-}
-
-/// [`retarget`] with COMGR-ABI flags ([`RewriteFlags`]); no flag uses the
-/// plain rewrite. Flags with a rewriter lacking `_with_options` fail.
-pub fn retarget_with_flags(
-    code_object: &[u8],
-    source_isa: &str,
-    target_isa: &str,
-    flags: RewriteFlags,
-) -> Result<Retargeted, RetargetError> {
-    if code_object.is_empty() || source_isa.contains('\0') || target_isa.contains('\0') {
-        return Err(RetargetError::InvalidArgument);
-    }
-    let backend = backend().ok_or(RetargetError::Unavailable)?;
-    let request = Request {
-        source_isa,
-        target_isa,
-        flags,
-    };
-    crate::rewrite_cache::through(backend, code_object, &request, || {
-        retarget_with(backend, code_object, &request)
-    })
-}
-
 /// One rewrite through `backend`, with the output checks every backend gets.
 pub fn retarget_with(
     backend: &dyn Backend,
@@ -572,18 +542,6 @@ mod tests {
         assert_eq!(
             Rewritten::from_fill(4, |_| false).unwrap_err(),
             RetargetError::Failed
-        );
-    }
-
-    #[test]
-    fn invalid_arguments_are_refused_before_any_rewriter_is_loaded() {
-        assert_eq!(
-            retarget(&[], "a", "b").unwrap_err(),
-            RetargetError::InvalidArgument
-        );
-        assert_eq!(
-            retarget(b"x", "a\0", "b").unwrap_err(),
-            RetargetError::InvalidArgument
         );
     }
 
