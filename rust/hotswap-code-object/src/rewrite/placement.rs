@@ -421,6 +421,15 @@ pub(super) fn place(
                 });
             }
         }
+        if f.kind == FunctionKind::KernelEntry {
+            // Covered by no function symbol, only by its descriptor's entry:
+            // once the descriptor points at the copy, nothing would cover the
+            // original's bytes, and the output could not be analysed again.
+            return Err(refuse(format!(
+                "kernel {} has no function symbol covering its code: its moved original                  would be left unnamed",
+                f.name
+            )));
+        }
         let insns = walk(bytes, &map, &f.name, f.vaddr, f.size)?;
         moving.push(Moving {
             name: Arc::from(f.name.as_str()),
