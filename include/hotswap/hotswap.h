@@ -114,6 +114,8 @@ typedef uint32_t hotswap_status_t;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
