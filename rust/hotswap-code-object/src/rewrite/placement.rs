@@ -825,6 +825,13 @@ pub(super) fn place(
 
     // Symbols.
     let symtab = sections.iter().find(|s| s.sh_type == elf::SHT_SYMTAB);
+    if symtab.is_none() {
+        // Without a symbol table the copies could not be named, and a second
+        // analysis would find the moved code covered by no function.
+        return Err(refuse(
+            "no .symtab: the moved copies could not be named".into(),
+        ));
+    }
     let mut symtab_new: Option<(usize, u64, u64, u32, usize, u64, u64)> = None; // (symtab idx, off, size, info, strtab idx, off, size)
     let mut moved_out: Vec<MovedFunction> = Vec::new();
     if let Some(st) = symtab {
