@@ -91,7 +91,10 @@ case "${1:-}" in
     mkdir -p "$work/corpus/$target" "$work/artifacts"
     rm -f "$work/artifacts/$target-"*
     status=0
-    "$(binary "$target")" -max_total_time="${FUZZ_SECONDS:-20}" -timeout=10 -rss_limit_mb=2048 \
+    # Reproducible in CI: a fixed seed and a fixed number of runs (the time
+    # is only a cap); long exploratory runs use `run` (see docs/testing.md).
+    "$(binary "$target")" -seed="${FUZZ_SEED:-1}" -runs="${FUZZ_RUNS:-20000}" \
+      -max_total_time="${FUZZ_SECONDS:-20}" -timeout=10 -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$work/artifacts/$target-" \
       "$work/corpus/$target" "$seeds/$target" || status=$?
     if ((status != 0)); then

@@ -824,7 +824,11 @@ pub(super) fn place(
     let text_index = shnum as u16;
 
     // Symbols.
-    let symtab = sections.iter().find(|s| s.sh_type == elf::SHT_SYMTAB);
+    // The static symbol table: never an allocated one (a loaded section
+    // cannot move, and `.dynsym` is left as it is).
+    let symtab = sections
+        .iter()
+        .find(|s| s.sh_type == elf::SHT_SYMTAB && s.flags & elf::SHF_ALLOC == 0);
     if symtab.is_none() {
         // Without a symbol table the copies could not be named, and a second
         // analysis would find the moved code covered by no function.
