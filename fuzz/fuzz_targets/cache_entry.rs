@@ -12,7 +12,9 @@
 //! length, is refused.
 #![no_main]
 
-use hsa_hotswap::rewrite_cache::entry::{encode, parse, Header88, Invalid, Kind, HEADER_LEN};
+use hsa_hotswap::internals::rewrite_cache::entry::{
+    encode, parse, Header88, Invalid, Kind, HEADER_LEN,
+};
 use libfuzzer_sys::fuzz_target;
 
 fn whole(kind: Kind, key: &[u8; 32], input_size: u64, reason: &str, output: &[u8]) -> Vec<u8> {

@@ -22,11 +22,11 @@ use std::ffi::{c_char, c_void, CStr, CString};
 use hotswap_fuzz::{
     install_rewriter, is_amdgpu_elf, rewriter_calls, uninstall_rewriter, Answer, Control, STRINGS,
 };
-use hsa_hotswap::capi::*;
-use hsa_hotswap::code_object;
-use hsa_hotswap::config::Config;
-use hsa_hotswap::status::{hotswap_status_t, UNKNOWN_STATUS_DESCRIPTION};
-use hsa_hotswap::tools_lib::names_hotswap;
+use hsa_hotswap::internals::capi::*;
+use hsa_hotswap::internals::code_object;
+use hsa_hotswap::internals::config::Config;
+use hsa_hotswap::internals::status::{hotswap_status_t, UNKNOWN_STATUS_DESCRIPTION};
+use hsa_hotswap::internals::tools_lib::names_hotswap;
 use libfuzzer_sys::fuzz_target;
 
 const CONTROL: usize = 48;

@@ -15,8 +15,8 @@
 
 use hotswap_code_object::isa_name::{features_of, is_supported_pair, isa_is_gfx, processor_of};
 use hotswap_code_object::{mach, HSA_ISA_PREFIX};
-use hsa_hotswap::policy::{self, AgentTarget, A0_FEATURE, B0_FEATURE};
-use hsa_hotswap::rewriter::{Profile, Request, RewriteFlags};
+use hsa_hotswap::internals::policy::{self, AgentTarget, A0_FEATURE, B0_FEATURE};
+use hsa_hotswap::internals::rewriter::{Profile, Request, RewriteFlags};
 use libfuzzer_sys::fuzz_target;
 
 /// `isa_is_gfx`'s contract, restated: the text after the last `--`, up to

@@ -35,11 +35,11 @@ use std::os::fd::{AsRawFd, FromRawFd};
 
 use hotswap_code_object::isa_name::processor_of;
 use hotswap_fuzz::{install_rewriter, is_amdgpu_elf, rewriter_calls, Answer, Control};
-use hsa_hotswap::code_object::{self, isa};
-use hsa_hotswap::hsa::api::{hsa_code_object_reader_t, hsa_executable_t};
-use hsa_hotswap::hsa::table::{ApiTableVersion, CoreApiTable};
+use hsa_hotswap::internals::code_object::{self, isa};
+use hsa_hotswap::internals::hsa::api::{hsa_code_object_reader_t, hsa_executable_t};
+use hsa_hotswap::internals::hsa::table::{ApiTableVersion, CoreApiTable};
+use hsa_hotswap::internals::{config::Config, tool};
 use hsa_hotswap::testing::{fake_slots, FakeAgent, FakeRuntime, Load};
-use hsa_hotswap::{config::Config, tool};
 use libfuzzer_sys::fuzz_target;
 
 const CONTROL: usize = 64;

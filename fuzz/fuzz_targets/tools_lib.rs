@@ -16,8 +16,8 @@
 
 use std::ffi::CString;
 
-use hsa_hotswap::capi::hotswap_tools_lib_names_hotswap;
-use hsa_hotswap::tools_lib::{names_hotswap, parse_tool_names, ToolNames};
+use hsa_hotswap::internals::capi::hotswap_tools_lib_names_hotswap;
+use hsa_hotswap::internals::tools_lib::{names_hotswap, parse_tool_names, ToolNames};
 use libfuzzer_sys::fuzz_target;
 
 const TOOL: &[u8] = b"libhsa-hotswap.so";

@@ -8,7 +8,9 @@
 
 use std::sync::{Mutex, Once};
 
-use hsa_hotswap::rewriter::{self, Backend, BackendKind, Request, RetargetError, Rewritten};
+use hsa_hotswap::internals::rewriter::{
+    self, Backend, BackendKind, Request, RetargetError, Rewritten,
+};
 
 /// Sets the process up once, before the first input:
 ///
@@ -29,7 +31,7 @@ pub fn init() {
         log::set_max_level(log::LevelFilter::Trace);
         // The tool installs its panic hook when its boundary is first used;
         // make that happen now, so that ours goes on top of it.
-        hsa_hotswap::boundary::ffi_boundary("fuzz harness init", (), || ());
+        hsa_hotswap::internals::boundary::ffi_boundary("fuzz harness init", (), || ());
         std::panic::set_hook(Box::new(|info| {
             eprintln!(
                 "panic (inside the tool's panic boundary too: a bug): {info}\n{}",

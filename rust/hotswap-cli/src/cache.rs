@@ -1,18 +1,17 @@
-//! `hotswap cache path|stats|list|clear`: the persistent rewrite cache
-//! (`hsa_hotswap::rewrite_cache`) as this user's processes would use it now,
-//! and the `hotswap doctor` section about it ([`Report`]).
+//! `hotswap cache path|stats|list|clear`: the persistent rewrite cache (the
+//! tool's own code, through `hsa_hotswap::cli_api`) as this user's processes
+//! would use it now, and the `hotswap doctor` section about it ([`Report`]).
 //!
 //! `path`, `stats` and `list` never create anything; `clear` removes every
 //! entry (not the directories or lock files).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use hsa_hotswap::config::{
-    Config, HSA_HOTSWAP_CACHE, HSA_HOTSWAP_CACHE_DIR, HSA_HOTSWAP_CACHE_LOCK_TIMEOUT,
-    HSA_HOTSWAP_CACHE_MAX,
+use hsa_hotswap::cli_api::{
+    process_is_secure, CacheEntryKind as Kind, CacheSettings as Settings, CacheStore as Store,
+    CacheTotals as Totals, Config, HSA_HOTSWAP_CACHE, HSA_HOTSWAP_CACHE_DIR,
+    HSA_HOTSWAP_CACHE_LOCK_TIMEOUT, HSA_HOTSWAP_CACHE_MAX,
 };
-use hsa_hotswap::rewrite_cache::entry::Kind;
-use hsa_hotswap::rewrite_cache::{process_is_secure, Settings, Store, Totals};
 use serde::Serialize;
 
 /// What `hotswap cache` does.

@@ -364,7 +364,7 @@ fn describe(file: &str, found: &Found<'_>) -> CodeObject {
     let bytes: &[u8] = &found.bytes;
     let header = Header::parse(bytes).ok();
     let amdgpu = header.is_some_and(|h| isa::check_amdgpu_hsa(&h).is_ok());
-    let isa_name = hsa_hotswap::code_object::isa_name(bytes);
+    let isa_name = hsa_hotswap::cli_api::isa_name(bytes);
     let mut object = CodeObject {
         file: file.to_owned(),
         bundle_id: found.bundle_id.clone(),

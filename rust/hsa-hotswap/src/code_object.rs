@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use crate::comgr;
 
-pub use hotswap_code_object::{elf, isa, mach, metadata, IsaError, HSA_ISA_PREFIX};
+pub use hotswap_code_object::{isa, IsaError, HSA_ISA_PREFIX};
 
 use crate::status::hotswap_status_t;
 

@@ -33,6 +33,7 @@
 //! on a strict-named A0 is then translated by neither tool, which the stand-back
 //! warning says, with what to set.
 
+#[cfg(test)]
 use hotswap_code_object::isa_name::processor_of;
 
 use crate::config::{self, Config};
@@ -154,12 +155,15 @@ impl HookGate {
 
 /// True when ROCr loads its hook for an agent with this first ISA name and
 /// ASIC revision (newest `LoadHotswapTool`: `gfx1250` or `gfx1250-strict`,
-/// revision 0).
+/// revision 0). The tests hold [`hook_load`] against it.
+#[cfg(test)]
 pub fn rocr_loads_hook_for(first_isa: &str, revision: Option<u32>) -> bool {
     matches!(processor_of(first_isa), "gfx1250" | "gfx1250-strict") && revision == Some(0)
 }
 
-/// What the hook does with one `hsa_executable_load_agent_code_object`.
+/// What the hook does with one `hsa_executable_load_agent_code_object` (the
+/// fake hook of [`crate::testing`] follows it).
+#[cfg(any(test, feature = "testing"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HookLoad {
     /// Not a gfx1250 A0 agent to it (B0, another processor, or an A0 named
@@ -179,6 +183,7 @@ pub enum HookLoad {
 /// The hook's rule for one load, from its source (`classify_agent`, then the
 /// object's `EF_AMDGPU_MACH`): the agent's first ISA name, its ASIC revision
 /// (`None`: the query fails), the object's MACH.
+#[cfg(any(test, feature = "testing"))]
 pub fn hook_load(first_isa: &str, revision: Option<u32>, object_mach: u32) -> HookLoad {
     // The text after the last '-', cut at ':' ("…--gfx1250-strict" gives "strict").
     let tail = first_isa.rsplit('-').next().unwrap_or(first_isa);

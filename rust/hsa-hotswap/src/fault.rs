@@ -8,6 +8,7 @@
 //! runtime's own status returned), never in a crash or a wrong answer.
 
 /// Every decision point, in the order a reader's life reaches them.
+#[cfg(any(test, feature = "testing"))]
 pub const POINTS: &[&str] = &[
     "rewrite_possible",
     "create_from_memory.record",

@@ -105,11 +105,6 @@ impl ReaderBytes {
             Source::File(bytes) => bytes.len(),
         }
     }
-
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// One recorded reader: its bytes and what its loads came to, per agent.
@@ -256,16 +251,6 @@ impl Readers {
                 }
             }
         }
-    }
-
-    /// Number of readers recorded.
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    /// True when none are recorded.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HandleMap<Recorded>> {

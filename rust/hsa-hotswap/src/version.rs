@@ -7,11 +7,17 @@
 /// must name it.
 pub const HOTSWAP_TOOL_LIBRARY_NAME: &str = "libhsa-hotswap.so";
 
+// The version numbers are the C API's (cbindgen writes them into hotswap.h);
+// Rust reads them only in the test below.
+
 /// Major version of this library (semantic versioning of the C API).
+#[allow(dead_code)]
 pub const HOTSWAP_VERSION_MAJOR: u32 = 0;
 /// Minor version.
+#[allow(dead_code)]
 pub const HOTSWAP_VERSION_MINOR: u32 = 1;
 /// Patch version.
+#[allow(dead_code)]
 pub const HOTSWAP_VERSION_PATCH: u32 = 0;
 
 /// `MAJOR.MINOR.PATCH`, NUL-terminated, for `hotswap_version()`.

@@ -15,7 +15,7 @@
 //! implementation), on every string of up to six tokens from a small alphabet,
 //! and on many random longer strings biased to the characters that matter.
 
-use hsa_hotswap::tools_lib::{self, ToolNames};
+use hsa_hotswap::cli_api::{names_hotswap, parse_tool_names, ToolNames};
 
 /// ROCr's result for a value: `Ok(names)` when `parse_tool_names` returns, and
 /// `Err(names)` when it never returns (`names`: those it had completed).
@@ -97,7 +97,7 @@ fn rocr_loads_hotswap(value: &[u8]) -> bool {
 
 /// The product, in the model's terms.
 fn product(value: &[u8]) -> RocrResult {
-    match tools_lib::parse_tool_names(value) {
+    match parse_tool_names(value) {
         ToolNames::Returned(names) => Ok(names),
         ToolNames::NeverReturns { completed } => Err(completed),
     }
@@ -128,7 +128,7 @@ fn check(value: &[u8]) {
         shown(&ours)
     );
     assert_eq!(
-        tools_lib::names_hotswap(value),
+        names_hotswap(value),
         rocr_loads_hotswap(value),
         "HSA_TOOLS_LIB=\"{}\": does ROCr load the tool?",
         show(value)
@@ -289,8 +289,8 @@ fn long_values_return_quickly() {
     // a trailing backslash after all of them, each return at once.
     for unit in [&b" "[..], b"\"", b"\\\\", b"\"a b\" "] {
         let mut value = unit.repeat((1 << 20) / unit.len());
-        let _ = tools_lib::parse_tool_names(&value);
+        let _ = parse_tool_names(&value);
         value.push(b'\\');
-        assert!(!tools_lib::names_hotswap(&value));
+        assert!(!names_hotswap(&value));
     }
 }

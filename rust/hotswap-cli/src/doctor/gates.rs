@@ -10,13 +10,12 @@
 //! - `AT_SECURE` ([`secure_process`]): ROCr ignores `HSA_TOOLS_LIB` in a
 //!   setuid/setgid process.
 //! - ROCr's hook ([`predict_hook`]): one of two gates
-//!   ([`hsa_hotswap::coexist::HookGate`]), which a ROCr's version does not tell;
+//!   ([`HookGate`]), which a ROCr's version does not tell;
 //!   this ROCr's strings may. Naming the hook in `HSA_TOOLS_LIB` loads it too.
 //!
 //! Every finding carries what to set.
 
-use hsa_hotswap::coexist::{HookGate, HSA_HOTSWAP_ENABLE, ROCR_HOOK_LIBRARY};
-use hsa_hotswap::config;
+use hsa_hotswap::cli_api::{is_true, HookGate, HSA_HOTSWAP_ENABLE, ROCR_HOOK_LIBRARY};
 use serde::Serialize;
 
 use super::{variables, Rocr, Variables};
@@ -52,11 +51,11 @@ pub fn register_gate(env: &dyn Fn(&str) -> Option<String>, rocr: &Rocr) -> Regis
         ],
     );
     let set = |n: &str| vars.get(n).and_then(|v| v.as_deref());
-    let disabled = config::is_true(set("HSA_TOOLS_DISABLE_REGISTER"));
+    let disabled = is_true(set("HSA_TOOLS_DISABLE_REGISTER"));
     let in_play = rocr.links_rocprofiler_register && !disabled;
-    let v1 = config::is_true(set("HSA_TOOLS_ROCPROFILER_V1_TOOLS"));
+    let v1 = is_true(set("HSA_TOOLS_ROCPROFILER_V1_TOOLS"));
     let sdk_tool = set("ROCP_TOOL_LIBRARIES").is_some_and(|v| !v.is_empty())
-        || config::is_true(set("ROCPROFILER_REGISTER_FORCE_LOAD"))
+        || is_true(set("ROCPROFILER_REGISTER_FORCE_LOAD"))
         || set("LD_PRELOAD").is_some_and(|v| v.contains("librocprofiler-sdk-tool"));
     let fix = "HSA_TOOLS_ROCPROFILER_V1_TOOLS=1".to_owned();
     let (tools_lib, explanation, set) = if !rocr.links_rocprofiler_register {

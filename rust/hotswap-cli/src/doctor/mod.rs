@@ -23,12 +23,8 @@ pub mod topology;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use hsa_hotswap::coexist::{HSA_HOTSWAP_ENABLE, ROCR_HOOK_LIBRARY};
-use hsa_hotswap::config::{self, Config};
-use hsa_hotswap::policy::{self, AgentTarget};
-use hsa_hotswap::rewriter::BackendKind;
-use hsa_hotswap::tools_lib::{self, ToolNames};
-use hsa_hotswap::version::HOTSWAP_TOOL_LIBRARY_NAME;
+use hsa_hotswap::cli_api::{self, AgentTarget, BackendKind, Config, ToolNames};
+use hsa_hotswap::cli_api::{HOTSWAP_TOOL_LIBRARY_NAME, HSA_HOTSWAP_ENABLE, ROCR_HOOK_LIBRARY};
 use serde::Serialize;
 
 pub use gates::{GateReading, RegisterGate, Secure};
@@ -329,7 +325,7 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
         v1_tools_gate: knows("HSA_TOOLS_ROCPROFILER_V1_TOOLS"),
         names_this_tool: knows(HOTSWAP_TOOL_LIBRARY_NAME),
         knows_hotswap_hook: knows(ROCR_HOOK_LIBRARY),
-        reads_hotswap_disable: knows(config::HSA_HOTSWAP_DISABLE),
+        reads_hotswap_disable: knows(cli_api::HSA_HOTSWAP_DISABLE),
         reads_hotswap_enable: knows("HSA_HOTSWAP_ENABLE"),
         reads_gfx12_strict: knows("HSA_DISABLE_GFX12_STRICT"),
         library: rocr_library,
@@ -350,7 +346,7 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
 
     // --- HSA_TOOLS_LIB ------------------------------------------------------------
     let raw = config.tools_lib.clone();
-    let (names, never_returns) = match raw.as_deref().map(tools_lib::parse_tool_names) {
+    let (names, never_returns) = match raw.as_deref().map(cli_api::parse_tool_names) {
         None => (Vec::new(), false),
         Some(ToolNames::Returned(names)) => (names, false),
         Some(ToolNames::NeverReturns { completed }) => (completed, true),
@@ -360,7 +356,7 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
         .map(|n| {
             let name = String::from_utf8_lossy(n).into_owned();
             ToolEntry {
-                is_hotswap: tools_lib::is_hotswap_library(n),
+                is_hotswap: cli_api::is_hotswap_library(n),
                 is_rocr_hook: name.rsplit('/').next() == Some(ROCR_HOOK_LIBRARY),
                 found: loader::search(&name, &rocr_search),
                 name,
@@ -372,7 +368,7 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
             .as_deref()
             .map(|v| String::from_utf8_lossy(v).into_owned()),
         never_returns,
-        names_hotswap: raw.as_deref().is_some_and(tools_lib::names_hotswap),
+        names_hotswap: raw.as_deref().is_some_and(cli_api::names_hotswap),
         entries,
         secure: gates::secure_process(),
     };
@@ -418,7 +414,7 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
 
     // --- COMGR and the rewriters -------------------------------------------------------------
     let comgr = comgr(tool_dynamic.as_ref(), library.as_ref(), &app_search);
-    let candidates: Vec<Candidate> = hsa_hotswap::rewriter::candidates(&config)
+    let candidates: Vec<Candidate> = cli_api::rewriter_candidates(&config)
         .into_iter()
         .map(|candidate| {
             let name = candidate.name;
@@ -438,9 +434,7 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
             };
             Candidate {
                 name,
-                summary: candidate
-                    .kind
-                    .map(|k| hsa_hotswap::rewriter::registry::entry(k).summary),
+                summary: candidate.kind.map(cli_api::backend_summary),
                 usable: result.is_ok(),
                 detail: result.unwrap_or_else(|why| why),
             }
@@ -467,18 +461,18 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
         variables: variables(
             env,
             &[
-                config::HSA_HOTSWAP_DISABLE,
-                config::HSA_HOTSWAP_TOOL_ENABLE,
-                config::AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES,
-                config::HSA_HOTSWAP_REWRITER,
-                config::HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL,
-                config::HSA_HOTSWAP_LOG,
-                config::HSA_HOTSWAP_LOG_LEVEL,
-                config::HSA_HOTSWAP_VERBOSE,
-                config::HSA_HOTSWAP_CACHE,
-                config::HSA_HOTSWAP_CACHE_DIR,
-                config::HSA_HOTSWAP_CACHE_MAX,
-                config::HSA_HOTSWAP_CACHE_LOCK_TIMEOUT,
+                cli_api::HSA_HOTSWAP_DISABLE,
+                cli_api::HSA_HOTSWAP_TOOL_ENABLE,
+                cli_api::AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES,
+                cli_api::HSA_HOTSWAP_REWRITER,
+                cli_api::HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL,
+                cli_api::HSA_HOTSWAP_LOG,
+                cli_api::HSA_HOTSWAP_LOG_LEVEL,
+                cli_api::HSA_HOTSWAP_VERBOSE,
+                cli_api::HSA_HOTSWAP_CACHE,
+                cli_api::HSA_HOTSWAP_CACHE_DIR,
+                cli_api::HSA_HOTSWAP_CACHE_MAX,
+                cli_api::HSA_HOTSWAP_CACHE_LOCK_TIMEOUT,
             ],
         ),
         disabled,
@@ -542,7 +536,7 @@ fn gpus(env: &dyn Fn(&str) -> Option<String>, config: &Config, rocr: &Rocr, root
                 }
             });
             let candidate = reports.as_deref().is_some_and(|g| {
-                policy::has_candidate(
+                cli_api::has_candidate(
                     AgentTarget {
                         gfx: g,
                         revision: Some(revision),
@@ -597,7 +591,7 @@ fn rocr_hook(
     a0_gpu: bool,
     strict_named_a0: bool,
 ) -> RocrHook {
-    let vars = variables(env, &[config::HSA_HOTSWAP_DISABLE, HSA_HOTSWAP_ENABLE]);
+    let vars = variables(env, &[cli_api::HSA_HOTSWAP_DISABLE, HSA_HOTSWAP_ENABLE]);
     // Next to ROCr, then the default search from ROCr.
     let library = rocr
         .library
@@ -653,17 +647,12 @@ fn rocr_hook(
 /// The rocjitsu translator next to ROCr (`rocr` is ROCr's real path), vetted
 /// as the tool vets it; `None` when there is no such file.
 fn rocjitsu_next_to(rocr: &str) -> Option<Result<String, String>> {
-    use hsa_hotswap::rewriter::{rocjitsu, Backend};
-    let path = Path::new(rocr).with_file_name(rocjitsu::SONAME);
+    let path = Path::new(rocr).with_file_name(cli_api::ROCJITSU_SONAME);
     if !loader::is_loadable(&path) {
         return None;
     }
     let path = path.display().to_string();
-    Some(
-        hsa_hotswap::dl::Library::open(&path)
-            .and_then(rocjitsu::Rocjitsu::from_library)
-            .map(|b| format!("{} (next to ROCr)", b.describe())),
-    )
+    Some(cli_api::probe_rocjitsu(&path).map(|d| format!("{d} (next to ROCr)")))
 }
 
 /// `libhsa-hotswap.so` in a `lib` directory next to this command's `bin`.

@@ -228,6 +228,7 @@ pub fn encode(kind: Kind, key: &[u8; 32], input_size: u64, reason: &str, output:
 /// Parses and verifies a whole entry held in memory (the fuzz target's and
 /// the tests' entry point; the cache itself reads the header first, then the
 /// rest into its final buffer).
+#[cfg(any(test, feature = "testing"))]
 pub fn parse<'a>(
     bytes: &'a [u8],
     key: &[u8; 32],

@@ -746,13 +746,9 @@ fn fault_point(name: &str) -> io::Result<()> {
 /// The cache of this process: resolved from [`Config::process`] on first use
 /// (one warning if it is unusable for a reason other than being off).
 fn process_store() -> Option<&'static Store> {
-    #[cfg(any(test, feature = "testing"))]
-    if let Some(store) = testing::store() {
-        return store;
-    }
     #[cfg(test)]
     {
-        // Unit tests never touch a real cache unless they install one.
+        // Unit tests never touch a real cache.
         None
     }
     #[cfg(not(test))]
@@ -807,32 +803,17 @@ pub fn through(
     store.through(&identity, code_object, request, rewrite)
 }
 
-/// Test support: a store in place of the process's, and injected errors.
+/// Test support: injected errors.
 #[cfg(any(test, feature = "testing"))]
 pub mod testing {
-    use super::Store;
-    use std::sync::Mutex;
-
-    static STORE: Mutex<Option<Option<&'static Store>>> = Mutex::new(None);
     thread_local! {
         /// Per thread, so that tests running in parallel do not see each other's.
         static FAULTS: std::cell::RefCell<Vec<(String, i32)>> = const { std::cell::RefCell::new(Vec::new()) };
     }
 
-    /// Makes the process's cache `store` (`None`: no cache) until [`clear`].
-    pub fn set(store: Option<Store>) {
-        let leaked = store.map(|s| &*Box::leak(Box::new(s)));
-        *STORE.lock().unwrap_or_else(|e| e.into_inner()) = Some(leaked);
-    }
-
-    /// Back to the process's own cache.
+    /// Forgets this thread's injected errors.
     pub fn clear() {
-        *STORE.lock().unwrap_or_else(|e| e.into_inner()) = None;
         FAULTS.with(|f| f.borrow_mut().clear());
-    }
-
-    pub(super) fn store() -> Option<Option<&'static Store>> {
-        *STORE.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Makes the fault point `name` fail with `errno` on this thread until

@@ -119,7 +119,7 @@ impl Request<'_> {
     }
 }
 
-/// Which backend this is: the key of [`registry::REGISTRY`].
+/// Which backend this is: the key of the backend registry (`registry::REGISTRY`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendKind {
     /// `amd_comgr_hotswap_rewrite` (data-object ABI).
@@ -283,7 +283,7 @@ pub fn select(config: &Config) -> Result<Box<dyn Backend>, String> {
     }
 }
 
-/// One backend [`candidates`] reports.
+/// One rewriter backend as `candidates` reports it.
 #[derive(Debug)]
 pub struct Candidate {
     /// The registry's name of the backend, or `HSA_HOTSWAP_REWRITER` when that
