@@ -395,6 +395,7 @@ pub(super) fn place(
             "no section or program headers: not a loadable code object".into(),
         ));
     }
+    check_tables(bytes, &sections)?;
 
     // The functions to move: each distinct range holding a DS2 site.
     // Site addresses, sorted: a function holds one when the first site at or
@@ -426,7 +427,8 @@ pub(super) fn place(
             // once the descriptor points at the copy, nothing would cover the
             // original's bytes, and the output could not be analysed again.
             return Err(refuse(format!(
-                "kernel {} has no function symbol covering its code: its moved original                  would be left unnamed",
+                "kernel {} has no function symbol covering its code: its moved original \
+                 would be left unnamed",
                 f.name
             )));
         }
@@ -813,7 +815,10 @@ pub(super) fn place(
         .ok_or_else(|| refuse("no .shstrtab".into()))?;
     let new_shstr_off = abs(&tail);
     tail.extend_from_slice(shstr);
-    let text_name = shstr.len() as u32;
+    if shstr.last().is_some_and(|&b| b != 0) {
+        tail.push(0); // the last name keeps its end
+    }
+    let text_name = (abs(&tail) - new_shstr_off) as u32;
     tail.extend_from_slice(TEXT_SECTION.as_bytes());
     tail.push(0);
     let marker_name = text_name + TEXT_SECTION.len() as u32 + 1;
@@ -824,11 +829,10 @@ pub(super) fn place(
     let text_index = shnum as u16;
 
     // Symbols.
-    // The static symbol table: never an allocated one (a loaded section
-    // cannot move, and `.dynsym` is left as it is).
-    let symtab = sections
-        .iter()
-        .find(|s| s.sh_type == elf::SHT_SYMTAB && s.flags & elf::SHF_ALLOC == 0);
+    // The table the analysis reads (the first `SHT_SYMTAB`), which
+    // `check_tables` found static: a loaded section cannot move, and
+    // `.dynsym` is left as it is.
+    let symtab = sections.iter().find(|s| s.sh_type == elf::SHT_SYMTAB);
     if symtab.is_none() {
         // Without a symbol table the copies could not be named, and a second
         // analysis would find the moved code covered by no function.
@@ -859,6 +863,9 @@ pub(super) fn place(
         let locals = info.min(data.len() / 24) * 24;
         let new_str_off = abs(&tail);
         tail.extend_from_slice(strdata);
+        if strdata.last().is_some_and(|&b| b != 0) {
+            tail.push(0); // the last name keeps its end
+        }
         let mut names = Vec::new();
         for m in &moving {
             names.push((abs(&tail) - new_str_off) as u32);
@@ -1025,6 +1032,69 @@ pub(super) fn place(
         sites,
         clauses_removed,
     })
+}
+
+/// Refuses an object whose tables the growth could not replace so that the
+/// output is read the same way again: the section names, the symbol table the
+/// analysis reads (the first `SHT_SYMTAB`) and its strings are copied with
+/// new entries, so each must be a non-allocated section of its own (a shared
+/// or aliased one would get two contradicting headers); an object that
+/// already holds a section of the names the growth adds (grown before, or a
+/// clash) would carry two markers, and only the first would be read; and
+/// the two new sections and the new segment must fit the header's counts.
+fn check_tables(bytes: &[u8], sections: &[elf::Section<'_>]) -> Result<(), RewriteError> {
+    let shstrndx = usize::from(elf::u16_at(bytes, 62).unwrap_or(0));
+    let readable = |s: &elf::Section<'_>| s.flags & elf::SHF_ALLOC == 0 && s.data(bytes).is_some();
+    let names = sections
+        .get(shstrndx)
+        .filter(|s| shstrndx != 0 && readable(s))
+        .ok_or_else(|| {
+            refuse("no .shstrtab (e_shstrndx names no non-allocated section in the file)".into())
+        })?;
+    let symtab = sections
+        .iter()
+        .find(|s| s.sh_type == elf::SHT_SYMTAB)
+        .ok_or_else(|| refuse("no .symtab: the moved copies could not be named".into()))?;
+    if !readable(symtab) {
+        return Err(refuse(format!(
+            "the symbol table (section {}) is allocated or outside the file: it cannot be \
+             replaced",
+            symtab.index
+        )));
+    }
+    let strings = usize::try_from(symtab.link)
+        .ok()
+        .and_then(|i| sections.get(i))
+        .filter(|s| s.index != 0 && readable(s))
+        .ok_or_else(|| {
+            refuse(".symtab links to no non-allocated string table in the file".into())
+        })?;
+    let distinct = [names.index, symtab.index, strings.index];
+    if distinct[0] == distinct[1] || distinct[0] == distinct[2] || distinct[1] == distinct[2] {
+        return Err(refuse(format!(
+            "the section names (section {}), .symtab (section {}) and its strings (section {}) \
+             share a section: the copies would need two different headers for it",
+            names.index, symtab.index, strings.index
+        )));
+    }
+    if let Some(s) = sections
+        .iter()
+        .find(|s| s.name == MARKER_SECTION.as_bytes() || s.name == TEXT_SECTION.as_bytes())
+    {
+        return Err(refuse(format!(
+            "the object already has a section {} (grown before, or a name clash): a second \
+             marker would not be found",
+            String::from_utf8_lossy(s.name)
+        )));
+    }
+    let shnum = elf::u16_at(bytes, 60).unwrap_or(u16::MAX);
+    let phnum = elf::u16_at(bytes, 56).unwrap_or(u16::MAX);
+    if shnum >= elf::SHN_LORESERVE - 2 || phnum >= 0xffff - 1 {
+        return Err(refuse(
+            "too many sections or segments to add the moved code's".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Refuses relocations whose target, or whose patched location, lies in a

@@ -312,3 +312,128 @@ fn a_segment_ending_near_the_end_of_the_address_space_refuses_instead_of_wrappin
         other => panic!("expected a growth refusal, got {other:?}"),
     }
 }
+
+/// Writes `value` into field `at` (bytes) of section header `index`.
+fn set_section_field(object: &mut [u8], index: usize, at: usize, value: &[u8]) {
+    let shoff = u64::from_le_bytes(object[40..48].try_into().unwrap()) as usize;
+    let start = shoff + index * 64 + at;
+    object[start..start + value.len()].copy_from_slice(value);
+}
+
+/// The `Obj` sections without a note: 1 `.text`, 2 `.symtab`, 3 `.strtab`,
+/// 4 `.shstrtab`.
+const SYMTAB: usize = 2;
+const STRTAB: usize = 3;
+const SHSTRTAB: usize = 4;
+
+/// Either a growth refusal (its message) or, for an object the rewriter
+/// grows, the checks of a fixed point: the output carries the marker, a
+/// second rewrite changes nothing and grows nothing.
+fn refused_or_fixed_point(input: &[u8]) -> Option<String> {
+    match rewrite_b0_to_a0(input, &default()) {
+        Err(e @ RewriteError::Growth(_)) => Some(e.to_string()),
+        Err(e) => panic!("expected growth or its refusal, got {e:?}"),
+        Ok(once) => {
+            assert!(!once.report.grown.is_empty());
+            assert!(
+                moved_functions(&once.bytes).is_some(),
+                "the marker is found"
+            );
+            let twice = rewrite_b0_to_a0(&once.bytes, &default()).expect("rewrites again");
+            assert!(twice.report.grown.is_empty(), "grown a second time");
+            assert_eq!(twice.bytes, once.bytes);
+            None
+        }
+    }
+}
+
+#[test]
+fn section_names_read_from_the_symbol_table_refuse_rather_than_hide_the_marker() {
+    // Found by fuzzing (rewrite): e_shstrndx named the .symtab; the output's
+    // header for that section became the new .symtab's, the marker's name was
+    // no longer found and the output grew again.
+    let mut input = Obj::functions(&[("k", around(&DS2))]).build();
+    input[62..64].copy_from_slice(&(SYMTAB as u16).to_le_bytes());
+    let why = refused_or_fixed_point(&input).expect("refused");
+    assert!(why.contains("share a section"), "{why}");
+}
+
+#[test]
+fn a_string_table_shared_or_aliased_by_the_symbol_table_refuses() {
+    // sh_link of .symtab: the section names' table, then itself.
+    for link in [SHSTRTAB, SYMTAB] {
+        let mut input = Obj::functions(&[("k", around(&DS2))]).build();
+        set_section_field(&mut input, SYMTAB, 40, &(link as u32).to_le_bytes());
+        let why = refused_or_fixed_point(&input).expect("refused");
+        assert!(why.contains("share a section"), "link {link}: {why}");
+    }
+}
+
+#[test]
+fn an_allocated_symbol_table_or_string_table_refuses() {
+    for (index, what) in [
+        (SYMTAB, "allocated"),
+        (STRTAB, "string table"),
+        (SHSTRTAB, "shstrtab"),
+    ] {
+        let mut input = Obj::functions(&[("k", around(&DS2))]).build();
+        set_section_field(&mut input, index, 8, &crate::elf::SHF_ALLOC.to_le_bytes());
+        let why = refused_or_fixed_point(&input).expect("refused");
+        assert!(why.contains(what), "section {index}: {why}");
+    }
+}
+
+#[test]
+fn an_object_with_a_corrupt_marker_is_refused_rather_than_grown_twice() {
+    // A grown object whose marker cannot be read (here: another version):
+    // its original copy's sites look reachable again, and a second growth
+    // would add a second marker that the first hides.
+    let once =
+        rewrite_b0_to_a0(&Obj::functions(&[("k", around(&DS2))]).build(), &default()).unwrap();
+    let mut bytes = once.bytes.clone();
+    let header = crate::elf::Header::parse(&bytes).unwrap();
+    let marker = header
+        .section_by_name(&bytes, placement::MARKER_SECTION.as_bytes())
+        .unwrap();
+    let version = marker.offset as usize + 12 + 8; // after the note header and owner
+    assert_eq!(bytes[version], 1);
+    bytes[version] = 2;
+    assert!(moved_functions(&bytes).is_none());
+    let why = refused_or_fixed_point(&bytes).expect("refused");
+    assert!(why.contains("already has a section"), "{why}");
+}
+
+#[test]
+fn unterminated_string_tables_keep_their_last_name() {
+    // The last name of .strtab and of .shstrtab runs to the table's end: the
+    // names appended after it must not extend it.
+    let mut input = Obj::functions(&[("k", around(&DS2))]).build();
+    for index in [STRTAB, SHSTRTAB] {
+        let header = crate::elf::Header::parse(&input).unwrap();
+        let size = header.sections(&input)[index].size - 1;
+        set_section_field(&mut input, index, 32, &size.to_le_bytes());
+    }
+    let header = crate::elf::Header::parse(&input).unwrap();
+    let names: Vec<Vec<u8>> = header
+        .sections(&input)
+        .iter()
+        .map(|s| s.name.to_vec())
+        .collect();
+    assert_eq!(names[SHSTRTAB], b".shstrtab");
+    assert!(refused_or_fixed_point(&input).is_none());
+    let out = rewrite_b0_to_a0(&input, &default()).unwrap().bytes;
+    let header = crate::elf::Header::parse(&out).unwrap();
+    let out_names: Vec<Vec<u8>> = header
+        .sections(&out)
+        .iter()
+        .map(|s| s.name.to_vec())
+        .collect();
+    assert_eq!(out_names[..names.len()], names[..]);
+    let functions: Vec<String> = crate::gfx1250::analyze(&out)
+        .unwrap()
+        .functions
+        .iter()
+        .map(|f| f.name.clone())
+        .collect();
+    assert_eq!(functions, ["k", "k.a0"]);
+}
