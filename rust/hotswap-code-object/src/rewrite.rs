@@ -410,13 +410,26 @@ impl std::error::Error for RewriteError {}
 /// Rewrites a gfx1250 B0 code object (a bare ELF) for A0: see the module
 /// documentation. The output has the input's size and layout.
 pub fn rewrite_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Rewrite, RewriteError> {
-    let plan = plan_b0_to_a0(code_object, options)?;
-    let mut bytes = vec![0u8; plan.output_len()];
-    plan.write_into(code_object, &mut bytes);
+    let mut plan = plan_b0_to_a0(code_object, options)?;
+    let mut bytes = prepend(code_object, std::mem::take(&mut plan.tail));
+    plan.patch(&mut bytes[..plan.len]);
     Ok(Rewrite {
         bytes,
         report: plan.report,
     })
+}
+
+/// `input` followed by `tail`, built in `tail`'s own allocation: the output
+/// of a growing rewrite never coexists with a second copy of what it
+/// appends (a large buffer grows in place), so the rewrite's peak extra
+/// memory is about the output itself.
+fn prepend(input: &[u8], mut tail: Vec<u8>) -> Vec<u8> {
+    let appended = tail.len();
+    tail.reserve_exact(input.len());
+    tail.resize(input.len() + appended, 0);
+    tail.copy_within(..appended, input.len());
+    tail[..input.len()].copy_from_slice(input);
+    tail
 }
 
 /// [`rewrite_b0_to_a0`] without the copy: the patches and the report.

@@ -145,6 +145,61 @@ struct Insn {
     len: usize,
 }
 
+/// The instructions of one walked function, four bytes each: the offset of
+/// each from the function's start (a moved function's instruction lists are
+/// held together until its image is written, so their size is most of the
+/// rewrite's extra memory).
+#[derive(Debug, Default)]
+struct Insns {
+    vaddr: u64,
+    /// The function's offset in the object.
+    at: usize,
+    /// Each instruction's offset from the start, then the end of the last.
+    offsets: Vec<u32>,
+}
+
+impl Insns {
+    fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    fn get(&self, i: usize) -> Option<Insn> {
+        let (&start, &end) = (self.offsets.get(i)?, self.offsets.get(i + 1)?);
+        Some(Insn {
+            vaddr: self.vaddr + u64::from(start),
+            at: self.at + start as usize,
+            len: (end - start) as usize,
+        })
+    }
+
+    /// Instruction `i` (`i < len()`).
+    fn at(&self, i: usize) -> Insn {
+        self.get(i).expect("an instruction index")
+    }
+
+    fn iter(&self) -> impl Iterator<Item = Insn> + '_ {
+        (0..self.len()).map(|i| self.at(i))
+    }
+
+    /// The index of the instruction at `vaddr` (`Err`: none starts there).
+    fn index_of_vaddr(&self, vaddr: u64) -> Result<usize, usize> {
+        let Some(off) = vaddr
+            .checked_sub(self.vaddr)
+            .and_then(|o| u32::try_from(o).ok())
+        else {
+            return Err(0);
+        };
+        self.offsets[..self.len()].binary_search(&off)
+    }
+
+    /// The index of the instruction holding object offset `at` (which must
+    /// lie in the function).
+    fn index_holding(&self, at: usize) -> usize {
+        let off = (at - self.at) as u32;
+        self.offsets[..self.len()].partition_point(|&o| o <= off) - 1
+    }
+}
+
 /// The instructions that start in `[vaddr, vaddr + size)`.
 fn walk(
     bytes: &[u8],
@@ -152,14 +207,18 @@ fn walk(
     name: &str,
     vaddr: u64,
     size: u64,
-) -> Result<Vec<Insn>, RewriteError> {
+) -> Result<Insns, RewriteError> {
     let start = map
         .file_offset(vaddr)
         .ok_or_else(|| refuse(format!("function {name} is not mapped")))? as usize;
     let code = map
         .tail(bytes, vaddr)
         .ok_or_else(|| refuse(format!("function {name} is not mapped")))?;
-    let mut out = Vec::new();
+    // Offsets past `size` by at most one instruction fit in the u32s.
+    if size > u64::from(u32::MAX) - 64 {
+        return Err(refuse(format!("function {name}: 4 GiB or larger")));
+    }
+    let mut offsets = Vec::new();
     let mut off = 0u64;
     for insn in gfx1250::instructions(code, vaddr) {
         if off >= size {
@@ -167,17 +226,21 @@ fn walk(
         }
         let insn = insn
             .map_err(|(at, _)| refuse(format!("function {name}: undecodable at vaddr {at:#x}")))?;
-        out.push(Insn {
-            vaddr: insn.vaddr,
-            at: start + off as usize,
-            len: insn.bytes.len(),
-        });
+        offsets.push(off as u32);
         off += insn.bytes.len() as u64;
     }
-    if off < size && !out.is_empty() {
+    if off < size && !offsets.is_empty() {
         return Err(refuse(format!("function {name}: walk ended early")));
     }
-    Ok(out)
+    if !offsets.is_empty() {
+        offsets.push(off as u32);
+    }
+    offsets.shrink_to_fit();
+    Ok(Insns {
+        vaddr,
+        at: start,
+        offsets,
+    })
 }
 
 fn sop1_op(w0: u32) -> Option<u32> {
@@ -230,7 +293,7 @@ struct PcComputation {
 /// one of them.
 fn pc_computations(
     bytes: &[u8],
-    insns: &[Insn],
+    insns: &Insns,
     name: &str,
 ) -> Result<Vec<PcComputation>, RewriteError> {
     let mut out = Vec::new();
@@ -329,9 +392,9 @@ struct Moving {
     kernel_only: bool,
     vaddr: u64,
     size: u64,
-    insns: Vec<Insn>,
+    insns: Insns,
     /// New offset (from the image start) of each instruction.
-    new_off: Vec<u64>,
+    new_off: Vec<u32>,
     /// The replacement of each DS2 instruction (by index).
     splits: Splits,
     pcs: Vec<PcComputation>,
@@ -347,8 +410,8 @@ impl Moving {
         }
         Some(
             self.insns
-                .binary_search_by_key(&target, |i| i.vaddr)
-                .map(|i| self.new_vaddr + self.new_off[i])
+                .index_of_vaddr(target)
+                .map(|i| self.new_vaddr + u64::from(self.new_off[i]))
                 .map_err(|_| ()),
         )
     }
@@ -489,7 +552,7 @@ pub(super) fn place(
             .iter()
             .take_while(|s| s.vaddr - m.vaddr < m.size)
         {
-            let Ok(idx) = m.insns.binary_search_by_key(&s.vaddr, |i| i.vaddr) else {
+            let Ok(idx) = m.insns.index_of_vaddr(s.vaddr) else {
                 return Err(refuse(format!("{s}: not an instruction boundary")));
             };
             let mode = match modes.as_ref().map(|v| v[idx]) {
@@ -501,23 +564,23 @@ pub(super) fn place(
                     )))
                 }
             };
-            let insn = m.insns[idx];
+            let insn = m.insns.at(idx);
             let split = ds2::split(&bytes[insn.at..insn.at + insn.len], mode)
                 .map_err(|e| refuse(format!("{s}: {e}")))?;
             m.splits.insert(m.insns.len(), idx, split);
             grown.push((fi, idx, s.clone()));
         }
         let mut off = 0u64;
-        m.new_off = m
-            .insns
-            .iter()
-            .enumerate()
-            .map(|(i, insn)| {
-                let here = off;
-                off += m.splits.get(i).map_or(insn.len, |s| s.0.len()) as u64;
-                here
-            })
-            .collect();
+        let mut new_off = Vec::with_capacity(m.insns.len());
+        for (i, insn) in m.insns.iter().enumerate() {
+            new_off.push(
+                u32::try_from(off).map_err(|_| {
+                    refuse(format!("{}: its image would be 4 GiB or larger", m.name))
+                })?,
+            );
+            off += m.splits.get(i).map_or(insn.len, |s| s.0.len()) as u64;
+        }
+        m.new_off = new_off;
         m.image_len = off;
     }
 
@@ -566,7 +629,26 @@ pub(super) fn place(
     // The tail starts with the zero padding up to the region's page; the
     // region is written straight into it (no second copy).
     let pad = (region_off - bytes.len() as u64) as usize;
-    let mut region: Vec<u8> = Vec::with_capacity(pad + code_len + 4096);
+    // Room for the new tables too, so that the tail is never reallocated
+    // (a reallocation would hold a large tail twice). The copied sections
+    // are bounded by the object: they lie in it.
+    let table_bytes = {
+        let count = |at: usize| usize::from(elf::u16_at(bytes, at).unwrap_or(0));
+        let copied: usize = sections
+            .iter()
+            .enumerate()
+            .filter(|&(i, s)| {
+                i == count(62) || matches!(s.sh_type, 2 | 3) // SHT_SYMTAB, SHT_STRTAB
+            })
+            .map(|(_, s)| s.data(bytes).map_or(0, <[u8]>::len))
+            .sum();
+        let per_moved: usize = moving
+            .iter()
+            .map(|m| m.name.len() + SYMBOL_SUFFIX.len() + 1 + 24 + 32)
+            .sum();
+        (count(56) + 1) * 56 + (count(60) + 2) * 64 + copied.min(bytes.len()) + per_moved + 256
+    };
+    let mut region: Vec<u8> = Vec::with_capacity(pad + code_len + table_bytes);
     region.resize(pad, 0);
     for fi in 0..moving.len() {
         let m = &moving[fi];
@@ -584,7 +666,7 @@ pub(super) fn place(
         };
         let image_start = region.len();
         for (i, insn) in m.insns.iter().enumerate() {
-            let new_vaddr = m.new_vaddr + m.new_off[i];
+            let new_vaddr = m.new_vaddr + u64::from(m.new_off[i]);
             if let Some((split, _)) = m.splits.get(i) {
                 region.extend_from_slice(split);
                 continue;
@@ -674,12 +756,12 @@ pub(super) fn place(
                 }
                 None => pc.target,
             };
-            let getpc_new = m.new_vaddr + m.new_off[pc.index];
+            let getpc_new = m.new_vaddr + u64::from(m.new_off[pc.index]);
             // The literal's image position: its instruction's new offset plus
             // its offset within the instruction.
             let lit_pos = |at: usize| {
-                let j = m.insns.partition_point(|i| i.at <= at) - 1;
-                image_start + m.new_off[j] as usize + (at - m.insns[j].at)
+                let j = m.insns.index_holding(at);
+                image_start + m.new_off[j] as usize + (at - m.insns.at(j).at)
             };
             let value = to.wrapping_sub(getpc_new + 4);
             let literal = match pc.literal {
@@ -711,7 +793,7 @@ pub(super) fn place(
                         f.name
                     ))
                 })?;
-                let value = to.wrapping_sub(insns[pc.index].vaddr + 4);
+                let value = to.wrapping_sub(insns.at(pc.index).vaddr + 4);
                 match pc.literal {
                     Literal::Lit64(a) => patches.push(Patch {
                         file_offset: a as u64,
@@ -730,7 +812,7 @@ pub(super) fn place(
                 }
             }
         }
-        for insn in &insns {
+        for insn in insns.iter() {
             let w0 = w32(&bytes[insn.at..]);
             if let Flow::Jump(t) | Flow::Branch(t) = vgpr_mode::flow(insn.vaddr, w0) {
                 if let Some(r) = map_target(&moving, t) {
@@ -1001,7 +1083,7 @@ pub(super) fn place(
             let (split, swapped) = m.splits.get(idx).expect("a split site");
             GrownSite {
                 site,
-                new_vaddr: m.new_vaddr + m.new_off[idx],
+                new_vaddr: m.new_vaddr + u64::from(m.new_off[idx]),
                 new_len: split.len() as u32,
                 fix: if *swapped {
                     "ds2-split-swapped"

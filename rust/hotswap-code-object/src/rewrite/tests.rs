@@ -527,6 +527,34 @@ fn plan_and_rewrite_agree() {
     assert!(!plan.apply(&mut copy[1..]), "a buffer of another size");
 }
 
+#[test]
+fn a_growing_plan_written_out_equals_the_rewrite() {
+    // `ds_load_2addr_b32 v[0:1], v2 offset0:1 offset1:2`: the function moves.
+    let ds2 = [0x01, 0x02, 0xdc, 0xd8, 0x02, 0x00, 0x00, 0x00];
+    let input = Obj::functions(&[("k", around(&ds2))]).build();
+    let plan = plan_b0_to_a0(&input, &default()).unwrap();
+    assert!(!plan.tail.is_empty() && plan.output_len() > input.len());
+    let mut written = vec![0xAAu8; plan.output_len()];
+    assert!(plan.write_into(&input, &mut written));
+    let rewritten = rewrite_b0_to_a0(&input, &default()).unwrap().bytes;
+    assert_eq!(rewritten, written);
+    assert_ne!(rewritten[..input.len()], input[..], "the header is patched");
+}
+
+#[test]
+fn prepend_puts_the_input_before_the_tail_in_the_tails_buffer() {
+    let tail = vec![7u8, 8, 9];
+    assert_eq!(prepend(&[1, 2], tail), [1, 2, 7, 8, 9]);
+    assert_eq!(prepend(&[], vec![5]), [5]);
+    assert_eq!(prepend(&[3, 4], Vec::new()), [3, 4]);
+    let mut big = Vec::with_capacity(64);
+    big.extend(0u8..40);
+    let input: Vec<u8> = (100u8..200).collect();
+    let out = prepend(&input, big);
+    assert_eq!(&out[..100], &input[..]);
+    assert!(out[100..].iter().copied().eq(0u8..40));
+}
+
 // --- refusals -------------------------------------------------------------------------
 
 #[test]
