@@ -15,6 +15,9 @@ import elf64
 NOP0 = bytes.fromhex("000080bf")
 BRANCH_PREFIXES = ("s_branch", "s_cbranch_")
 PC_USE = ("s_get_pc_i64", "s_getpc_b64")
+# Instructions after which nothing falls through: the only places a branch
+# island may be inserted.
+NO_FALLTHROUGH = ("s_branch", "s_endpgm", "s_endpgm_saved", "s_setpc_b64", "s_set_pc_i64")
 
 
 def simm16(raw):
@@ -60,7 +63,8 @@ class Result:
         self.sites = []          # (old DS2 text, [emitted texts]) for the model
         self.stats = dict(moved_functions=0, moved_instructions=0, ds2_replaced=0, clauses_nopped=0,
                           clauses_kept=0, branches_retargeted=0, pc_pairs_retargeted=0,
-                          literal_edits_in_place=0, kd_entries_redirected=0, banked_sites=0)
+                          literal_edits_in_place=0, kd_entries_redirected=0, banked_sites=0,
+                          branch_islands=0, branches_via_islands=0)
 
     def fail(self, msg):
         self.failures.append(msg)
@@ -81,10 +85,17 @@ def functions(elf):
     return out
 
 
-def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_claims, res):
+def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_claims, res, island_claims=()):
     """Checks the output against the input. `expected_bytes`: {assembly line:
     bytes} from llvm-mc-22 for every line ds2.split produces; `moved_claims`:
-    {old function start: new start} claimed by the report (may be empty)."""
+    {old function start: new start} claimed by the report (may be empty);
+    `island_claims`: the addresses the report says hold branch islands. Each
+    claimed island must be an `s_branch` placed right after an instruction
+    with nothing falling through (so no path reaches it but a branch), and a
+    branch aimed at one must reach the image of its original target through
+    it (one hop)."""
+    island_claims = set(island_claims)
+    island_target = {}   # island address -> where its s_branch goes
     ie, oe = elf64.Elf(in_data), elf64.Elf(out_data)
     for p in elf64.structure(oe):
         res.fail(f"structure: {p}")
@@ -127,7 +138,29 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
         i = 0
         ds2_at = {k for k, x in enumerate(insns) if ds2.is_ds2(x.mnemonic)}
         mode = 0  # VGPR-MSB mode in force (0 at a function's entry)
+
+        def islands_at(p, i):
+            """Skips the claimed islands at p (after insns[i - 1]); the new p,
+            or None on a failure."""
+            while p in island_claims:
+                g = out_listing.get(p)
+                prev = insns[i - 1] if i > 0 else None
+                if g is None or g.mnemonic != "s_branch" or len(g.raw) != 4:
+                    res.fail(f"{f['name']}: the island at {p:#x} is `{g.text if g else None}`, not an s_branch")
+                    return None
+                if prev is None or prev.mnemonic not in NO_FALLTHROUGH:
+                    res.fail(f"{f['name']}: the island at {p:#x} follows "
+                             f"`{prev.text if prev else 'the entry'}`, which falls through into it")
+                    return None
+                island_target[p] = branch_target(g)
+                res.stats["branch_islands"] += 1
+                p += 4
+            return p
+
         while i < len(insns):
+            p = islands_at(p, i)
+            if p is None:
+                break
             ins = insns[i]
             amap[ins.addr] = p
             got = out_listing.get(p)
@@ -247,6 +280,8 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
                 mode = ins.raw[0]
             p = got.end
             i += 1
+        else:
+            p = islands_at(p, i)
         amap[hi] = p
 
     def in_moved(t):
@@ -259,6 +294,9 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
 
     for what, old_t, new_t, changed in deferred:
         want = image(old_t)
+        if new_t in island_target and new_t != want:
+            new_t = island_target[new_t]
+            res.stats["branches_via_islands"] += 1
         if want is None:
             res.fail(f"{what}: target {old_t:#x} is inside moved code but not an instruction start")
         elif new_t != want:

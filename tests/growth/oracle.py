@@ -132,6 +132,16 @@ def moved_from_report(report):
     return claims
 
 
+def islands_from_report(report):
+    """The addresses the report says hold branch islands."""
+    out = set()
+    for obj in (report or {}).get("code_objects") or []:
+        for i in obj.get("islands") or []:
+            if isinstance(i.get("vaddr"), int):
+                out.add(i["vaddr"])
+    return out
+
+
 def moved_from_symbols(in_data, out_data):
     """{old start: new start} the output's symbols claim: a function `F`
     of the input and a new function symbol `F.a0` (the rewriter names its
@@ -185,13 +195,35 @@ def check_pair(args, in_path, out_path, report, rng, in_listing=None):
     for old, new in moved_from_report(report).items():
         if claims.setdefault(old, new) != new:
             res.fail(f"the report moves {old:#x} to {new:#x}, the symbols to {claims[old]:#x}")
-    compare.compare(in_data, out_data, in_listing, out_listing, encoded, claims, res)
+    compare.compare(in_data, out_data, in_listing, out_listing, encoded, claims, res,
+                    islands_from_report(report))
     for text, seq, where in res.sites:
         why = ds2.equivalent(text, seq, rng, trials=2)
         if why:
             res.fail(f"model: {where} `{text}` -> {seq}: {why}")
     res.stats["model_sites"] = len(res.sites)
     return res
+
+
+def island_corruption_caught(args, obj, out, report, rng, in_listing):
+    """The first failure the oracle reports on `out` with its first branch
+    island's s_branch aimed four bytes further (None: not caught)."""
+    va = min(islands_from_report(report))
+    data = bytearray(Path(out).read_bytes())
+    e = elf64.Elf(bytes(data))
+    for sec in e.exec_sections():
+        if sec["addr"] <= va < sec["addr"] + sec["size"]:
+            at = sec["offset"] + va - sec["addr"]
+            imm = int.from_bytes(data[at:at + 2], "little", signed=True) + 1
+            data[at:at + 2] = imm.to_bytes(2, "little", signed=True)
+            break
+    else:
+        return "the island is in no executable section"
+    bad = Path(args.work) / f"{Path(obj).stem}.island-corrupted.co"
+    bad.write_bytes(bytes(data))
+    r = check_pair(args, obj, bad, report, rng, in_listing)
+    bad.unlink()
+    return r.failures[0] if r.failures else None
 
 
 def reason_matches(reason, message):
@@ -280,8 +312,16 @@ def corpus(args):
         if status == "complete":
             res = check_pair(args, obj, out, report, rng, in_listing)
             line = (f"{obj.name}: complete, {res.stats['moved_functions']} functions moved, "
-                    f"{res.stats['ds2_replaced']} DS2 replaced, {len(res.failures)} failures")
-            return [line], [f"{obj.name}: {f}" for f in res.failures[:5]], status, n_ds2, res.stats
+                    f"{res.stats['ds2_replaced']} DS2 replaced, {res.stats['branch_islands']} branch islands, "
+                    f"{len(res.failures)} failures")
+            fails = [f"{obj.name}: {f}" for f in res.failures[:5]]
+            if res.stats["branch_islands"] and not res.failures:
+                # The oracle must catch an island aimed one instruction off.
+                caught = island_corruption_caught(args, obj, out, report, rng, in_listing)
+                line += f"; a corrupted island {'caught: ' + caught[:90] if caught else 'NOT CAUGHT'}"
+                if not caught:
+                    fails.append(f"{obj.name}: a corrupted branch island was not caught")
+            return [line], fails, status, n_ds2, res.stats
         if status == "refused":
             why = verify_refusal(report, in_listing)
             line = f"{obj.name}: refused: {(report.get('message') or '')[:160]}" + (

@@ -4,7 +4,8 @@
   rocr_layout.py --app ROCR_SEGMENTS --hotswap HOTSWAP --scan A0_SCAN --work DIR CLANG_OBJECT...
 
 Rewrites three small jax-rocm10-pjrt gfx1250 objects that hold DS two-address
-sites and the given clang-22 objects with `hotswap rewrite`, re-tags each
+sites, the smallest one whose rewrite needs branch islands, and the given
+clang-22 objects with `hotswap rewrite`, re-tags each
 output (retag.py: gfx90a, code object v5, for this test only) and runs
 rocr_segments on them: ROCr loads, freezes and resolves every kernel
 descriptor, and the bytes it placed equal the file's PT_LOAD segments.
@@ -15,6 +16,7 @@ one is loaded as it is, to check the harness on the rewriter before growth).
 Without the wheel: "SKIP: ..." and exit 77 (on CI: a failure).
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -58,8 +60,23 @@ def main():
             picked.append(o)
         if len(picked) == SMALL_WITH_DS2:
             break
-    inputs = picked + [Path(x) for x in args.objects]
-    loadable, failures = [], []
+    loadable, failures, islanded = [], [], []
+    # The smallest object whose rewrite needs branch islands, loaded too.
+    for o in sorted(objects, key=lambda o: o.stat().st_size):
+        probe = work / "islands-probe.co"
+        r = subprocess.run([args.hotswap, "rewrite", "--json", "-o", str(probe), str(o)],
+                           capture_output=True, text=True)
+        try:
+            rep = json.loads(r.stdout)
+        except json.JSONDecodeError:
+            continue
+        if any(c.get("islands") for c in rep.get("code_objects") or []):
+            print(f"layout: {o.name} needs branch islands")
+            islanded.append(o)
+            break
+    else:
+        failures.append("no jax object needs a branch island: the island layout is not loaded")
+    inputs = picked + islanded + [Path(x) for x in args.objects]
     for i, src in enumerate(inputs):
         out = work / f"rewritten-{i}.co"
         r = subprocess.run([args.hotswap, "rewrite", "-o", str(out), str(src)], capture_output=True, text=True)

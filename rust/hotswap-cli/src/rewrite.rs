@@ -19,10 +19,13 @@
 //!     "result": "rewritten" | "unchanged" | "refused" | "skipped",
 //!     "refusal": {"kind": "needs_growth", "message": "..."} | null,
 //!     "fixed": [SITE], "kept": [SITE], "remaining": [SITE], "retag": "..." | null,
-//!     "moved_functions": [MOVED], "sites": [CHANGE]}],
+//!     "moved_functions": [MOVED], "islands": [ISLAND], "sites": [CHANGE]}],
 //!  "moved_functions": [MOVED + "code_object"], "sites": [CHANGE + "code_object"]}
 //! SITE: {"function": "k", "offset": 6400, "class": "cluster_load", "mnemonic": "cluster_load_b32"}
 //! MOVED: {"name", "original_vaddr", "original_size", "new_vaddr", "new_size", "symbol"}
+//! ISLAND: {"function", "vaddr", "target", "before_original_vaddr"}: an `s_branch` placed after
+//!         an instruction with no fall-through, which a branch of the moved function whose
+//!         destination the splits put out of reach goes through
 //! CHANGE: {"class", "mnemonic", "function", "original_vaddr", "new_vaddr", "new_len",
 //!          "fix": "same-size" | "ds2-split" | "ds2-split-swapped"}
 //! ```
@@ -115,6 +118,8 @@ pub struct ObjectOutcome {
     pub retag: Option<String>,
     /// The functions moved into the appended code segment.
     pub moved_functions: Vec<MovedOut>,
+    /// Branch islands in moved code.
+    pub islands: Vec<IslandOut>,
     /// Every site changed: where it was, where its replacement is.
     pub sites: Vec<ChangeOut>,
 }
@@ -131,6 +136,7 @@ impl ObjectOutcome {
             remaining: Vec::new(),
             retag: None,
             moved_functions: Vec::new(),
+            islands: Vec::new(),
             sites: Vec::new(),
         }
     }
@@ -154,6 +160,19 @@ pub struct MovedOut {
     /// The index of its code object (top-level list only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code_object: Option<usize>,
+}
+
+/// A branch island in the JSON document.
+#[derive(Clone, Debug, Serialize)]
+pub struct IslandOut {
+    /// The moved function holding it.
+    pub function: String,
+    /// Its address.
+    pub vaddr: u64,
+    /// Where it branches.
+    pub target: u64,
+    /// The original address of the instruction it precedes.
+    pub before_original_vaddr: u64,
 }
 
 /// A changed site in the JSON document.
@@ -233,7 +252,17 @@ fn changes(report: &rewrite::Report) -> Vec<ChangeOut> {
             .filter(|g| g.site.vaddr >= m.original_vaddr && g.site.vaddr < vaddr)
             .map(|g| u64::from(g.new_len) - u64::from(g.site.len))
             .sum();
-        m.new_vaddr + (vaddr - m.original_vaddr) + growth
+        // Islands before the site (those that precede it included).
+        let islands = report
+            .islands
+            .iter()
+            .filter(|i| {
+                i.function == m.name
+                    && i.before_original_vaddr >= m.original_vaddr
+                    && i.before_original_vaddr <= vaddr
+            })
+            .count() as u64;
+        m.new_vaddr + (vaddr - m.original_vaddr) + growth + 4 * islands
     };
     let mut out: Vec<(u64, ChangeOut)> = report
         .fixed
@@ -316,6 +345,17 @@ fn one(
                     new_size: m.new_size,
                     symbol: m.symbol.clone(),
                     code_object: None,
+                })
+                .collect();
+            o.islands = r
+                .report
+                .islands
+                .iter()
+                .map(|i| IslandOut {
+                    function: i.function.to_string(),
+                    vaddr: i.vaddr,
+                    target: i.target,
+                    before_original_vaddr: i.before_original_vaddr,
                 })
                 .collect();
             o.sites = changes(&r.report);
@@ -557,6 +597,13 @@ fn print_human(o: &Outcome) -> std::io::Result<()> {
                 w,
                 "  moved      {} {:#x} ({} bytes) -> {:#x} ({} bytes) as {}",
                 m.name, m.original_vaddr, m.original_size, m.new_vaddr, m.new_size, m.symbol
+            )?;
+        }
+        for i in &c.islands {
+            writeln!(
+                w,
+                "  island     s_branch at {:#x} -> {:#x} in {} (a branch out of reach after the splits)",
+                i.vaddr, i.target, i.function
             )?;
         }
         if !c.kept.is_empty() {

@@ -406,10 +406,11 @@ const OUTCOME_KEYS: [&str; 7] = [
     "sites",
     "status",
 ];
-const OBJECT_KEYS: [&str; 10] = [
+const OBJECT_KEYS: [&str; 11] = [
     "bundle_id",
     "fixed",
     "isa",
+    "islands",
     "kept",
     "moved_functions",
     "refusal",

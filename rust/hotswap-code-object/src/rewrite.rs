@@ -52,6 +52,7 @@
 //! again gives the same bytes. Never panics on any input.
 
 pub mod ds2;
+mod islands;
 pub mod placement;
 mod retag;
 pub mod vgpr_mode;
@@ -63,7 +64,7 @@ use crate::gfx1250::{self, A0Class, Analysis, AnalyzeError, Fix, Function, Site}
 use crate::isa::{self, IsaError};
 use crate::metadata::{self, MetadataError};
 
-pub use placement::{moved_functions, GrownSite, MovedFunction, MovedRange};
+pub use placement::{moved_functions, BranchIsland, GrownSite, MovedFunction, MovedRange};
 pub use retag::REVISION_KEY;
 
 /// What to do with `s_clause` (see the module documentation).
@@ -191,6 +192,8 @@ pub struct Report {
     /// `s_clause` instructions in moved code replaced by `s_nop 0` (their
     /// window holds a split site).
     pub clauses_removed: usize,
+    /// Branch islands in moved code, in address order.
+    pub islands: Vec<BranchIsland>,
     /// In an object this rewriter already grew (it carries the marker): the
     /// sites left in the original copies of moved functions, which nothing
     /// enters any more.
@@ -571,6 +574,7 @@ pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, Rewr
         report.grown = placed.sites;
         report.moved = placed.moved;
         report.clauses_removed = placed.clauses_removed;
+        report.islands = placed.islands;
     }
     Ok(Plan {
         len: code_object.len(),

@@ -48,6 +48,7 @@
 
 use std::sync::Arc;
 
+use super::islands;
 use super::vgpr_mode::{self, Flow, Mode};
 use super::{ds2, Patch, RewriteError, SiteInfo};
 use crate::elf::{self, AddressMap, Header};
@@ -101,6 +102,22 @@ pub struct GrownSite {
     pub fix: &'static str,
 }
 
+/// A branch island: an `s_branch` in a moved function's image that a branch
+/// of the same function goes through, because the splits put the branch's
+/// destination out of `s_branch` reach.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BranchIsland {
+    /// The moved function.
+    pub function: Arc<str>,
+    /// The island's address.
+    pub vaddr: u64,
+    /// Where it branches (the image of the original destination).
+    pub target: u64,
+    /// The original address of the instruction the island precedes (the
+    /// function's end when it follows the last one).
+    pub before_original_vaddr: u64,
+}
+
 /// A range of the marker's map.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MovedRange {
@@ -125,6 +142,7 @@ pub(super) struct Placement {
     pub sites: Vec<GrownSite>,
     /// Clauses in moved code replaced by `s_nop 0`.
     pub clauses_removed: usize,
+    pub islands: Vec<BranchIsland>,
 }
 
 /// Why growth was refused: becomes [`RewriteError::Growth`].
@@ -398,6 +416,8 @@ struct Moving {
     /// The replacement of each DS2 instruction (by index).
     splits: Splits,
     pcs: Vec<PcComputation>,
+    /// Branch islands inserted in the image (usually none).
+    islands: PlacedIslands,
     image_len: u64,
     new_vaddr: u64,
 }
@@ -438,6 +458,125 @@ fn branch_imm(from: u64, to: u64) -> Option<u16> {
 /// `v` rounded up to a multiple of `a`; `None` past `u64::MAX`.
 fn align(v: u64, a: u64) -> Option<u64> {
     v.div_ceil(a).checked_mul(a)
+}
+
+/// The branch islands of one moved function, at their image offsets.
+#[derive(Debug, Default)]
+struct PlacedIslands {
+    /// (the instruction each island precedes, its first entry's image
+    /// offset, each entry's destination instruction), by instruction.
+    points: Vec<(usize, u64, Vec<usize>)>,
+    /// (branch instruction, the image offset of the entry it goes through).
+    via: Vec<(usize, u64)>,
+}
+
+impl PlacedIslands {
+    fn via(&self, branch: usize) -> Option<u64> {
+        let j = self.via.binary_search_by_key(&branch, |v| v.0).ok()?;
+        Some(self.via[j].1)
+    }
+}
+
+/// Gives `m` the branch islands its own branches need once its splits have
+/// grown it ([`islands`]), and moves its instructions past them.
+fn place_islands(bytes: &[u8], m: &mut Moving) -> Result<(), RewriteError> {
+    let n = m.insns.len();
+    let mut branches = Vec::new();
+    for (i, insn) in m.insns.iter().enumerate() {
+        if let Flow::Jump(t) | Flow::Branch(t) = vgpr_mode::flow(insn.vaddr, w32(&bytes[insn.at..]))
+        {
+            if t >= m.vaddr && t - m.vaddr < m.size {
+                if let Ok(d) = m.insns.index_of_vaddr(t) {
+                    branches.push((i, d));
+                }
+            }
+        }
+    }
+    let mut base = std::mem::take(&mut m.new_off);
+    base.push(
+        u32::try_from(m.image_len)
+            .map_err(|_| refuse(format!("{}: its image would be 4 GiB or larger", m.name)))?,
+    );
+    // After an instruction with no fall-through successor, and in no
+    // `s_clause` window (a clause holds at most 64 instructions).
+    let barrier = |k: usize| {
+        let insn = m.insns.at(k - 1);
+        let stops = matches!(
+            vgpr_mode::flow(insn.vaddr, w32(&bytes[insn.at..])),
+            Flow::Jump(_) | Flow::Stop
+        );
+        stops
+            && (k.saturating_sub(64)..k).all(|j| {
+                let w0 = w32(&bytes[m.insns.at(j).at..]);
+                w0 >> 16 != 0xBF85 || j + (w0 & 0x3f) as usize + 1 < k
+            })
+    };
+    let planned = islands::plan(&base, &branches, barrier).map_err(|(b, why)| {
+        let insn = m.insns.at(b);
+        refuse(format!(
+            "{} at vaddr {:#x}: the branch is out of s_branch reach in the moved copy and {why}",
+            m.name, insn.vaddr
+        ))
+    })?;
+    if planned.points.is_empty() {
+        base.pop();
+        m.new_off = base;
+        return Ok(());
+    }
+    let offset = |i: usize| {
+        u32::try_from(planned.offset(&base, i))
+            .map_err(|_| refuse(format!("{}: its image would be 4 GiB or larger", m.name)))
+    };
+    let new_off = (0..n).map(offset).collect::<Result<Vec<u32>, _>>()?;
+    m.image_len = planned.offset(&base, n);
+    m.islands = PlacedIslands {
+        points: planned
+            .points
+            .iter()
+            .enumerate()
+            .map(|(p, (k, dests))| (*k, planned.entry_offset(&base, p, 0), dests.clone()))
+            .collect(),
+        via: planned
+            .via
+            .iter()
+            .map(|&(b, p, e)| (b, planned.entry_offset(&base, p, e)))
+            .collect(),
+    };
+    m.new_off = new_off;
+    Ok(())
+}
+
+/// Writes the island entries that precede instruction `i` of `m` (`i ==
+/// len`: the end), at `vaddr`; `next` is the next island to write.
+fn emit_islands(
+    region: &mut Vec<u8>,
+    m: &Moving,
+    next: &mut usize,
+    i: usize,
+    vaddr: u64,
+) -> Result<(), RewriteError> {
+    let Some((k, first, dests)) = m.islands.points.get(*next) else {
+        return Ok(());
+    };
+    if *k != i {
+        return Ok(());
+    }
+    *next += 1;
+    let mut at = m.new_vaddr + first;
+    debug_assert_eq!(at, vaddr - 4 * dests.len() as u64);
+    for &d in dests {
+        let to = m.new_vaddr + u64::from(m.new_off[d]);
+        let imm = branch_imm(at, to).ok_or_else(|| {
+            refuse(format!(
+                "{}: a branch island at {at:#x} cannot reach {to:#x}",
+                m.name
+            ))
+        })?;
+        region.extend_from_slice(&imm.to_le_bytes());
+        region.extend_from_slice(&[0xa0, 0xbf]); // s_branch
+        at += 4;
+    }
+    Ok(())
 }
 
 /// Plans the growth of `bytes` (the input): `fixes` are its same-size patches
@@ -505,6 +644,7 @@ pub(super) fn place(
             new_off: Vec::new(),
             splits: Splits::default(),
             pcs: Vec::new(),
+            islands: PlacedIslands::default(),
             image_len: 0,
             new_vaddr: 0,
         });
@@ -582,6 +722,7 @@ pub(super) fn place(
         }
         m.new_off = new_off;
         m.image_len = off;
+        place_islands(bytes, m)?;
     }
 
     // Where the region goes.
@@ -665,8 +806,10 @@ pub(super) fn place(
                 .map(|k| &m.pcs[k])
         };
         let image_start = region.len();
+        let mut island = 0usize;
         for (i, insn) in m.insns.iter().enumerate() {
             let new_vaddr = m.new_vaddr + u64::from(m.new_off[i]);
+            emit_islands(&mut region, m, &mut island, i, new_vaddr)?;
             if let Some((split, _)) = m.splits.get(i) {
                 region.extend_from_slice(split);
                 continue;
@@ -695,6 +838,7 @@ pub(super) fn place(
                         }
                         None => t,
                     };
+                    let to = m.islands.via(i).map_or(to, |o| m.new_vaddr + o);
                     let imm = branch_imm(new_vaddr, to).ok_or_else(|| {
                         refuse(at(&format!(
                             "the branch target {t:#x} is out of s_branch reach from the moved copy"
@@ -744,6 +888,9 @@ pub(super) fn place(
                 _ => {}
             }
         }
+        let end = m.new_vaddr + m.image_len;
+        emit_islands(&mut region, m, &mut island, m.insns.len(), end)?;
+        debug_assert_eq!((region.len() - image_start) as u64, m.image_len);
         // The literals of the computations, now that the image is written.
         for pc in &m.pcs {
             let to = match map_target(&moving, pc.target) {
@@ -1107,12 +1254,27 @@ pub(super) fn place(
                 .count()
         })
         .sum();
+    let mut island_list = Vec::new();
+    for m in &moving {
+        for (k, first, dests) in &m.islands.points {
+            let before = m.insns.get(*k).map_or(m.vaddr + m.size, |x| x.vaddr);
+            for (e, &d) in dests.iter().enumerate() {
+                island_list.push(BranchIsland {
+                    function: Arc::clone(&m.name),
+                    vaddr: m.new_vaddr + first + 4 * e as u64,
+                    target: m.new_vaddr + u64::from(m.new_off[d]),
+                    before_original_vaddr: before,
+                });
+            }
+        }
+    }
     Ok(Placement {
         patches,
         tail,
         moved: moved_out,
         sites,
         clauses_removed,
+        islands: island_list,
     })
 }
 

@@ -115,6 +115,78 @@ fn branches_in_moved_code_reach_the_image_of_their_target() {
     assert_eq!(&copy[28..32], [0xf9, 0xff, 0xa0, 0xbf]);
 }
 
+/// The target of the 4-byte branch at `at` of `code` (image offsets).
+fn branch_to(code: &[u8], at: usize) -> i64 {
+    at as i64 + 4 + 4 * i64::from(i16::from_le_bytes([code[at], code[at + 1]]))
+}
+
+#[test]
+fn a_branch_the_splits_put_out_of_reach_goes_through_an_island() {
+    // 0: s_nop (the loop head); 4000 DS2; s_branch +0 (to the next
+    // instruction: nothing falls through past it); 4000 DS2;
+    // s_cbranch_scc1 back to 0 (64 KiB back: in reach); the return. The
+    // splits make each half 80 KiB, the back branch 160 KiB.
+    let half: Vec<u8> = DS2.iter().copied().cycle().take(8 * 4000).collect();
+    let back = (-(4 + 32000 + 4 + 32000 + 4) / 4) as i16;
+    let code = [
+        S_NOP.to_vec(),
+        half.clone(),
+        vec![0x00, 0x00, 0xa0, 0xbf],
+        half,
+        [back.to_le_bytes().to_vec(), vec![0xa2, 0xbf]].concat(),
+        S_SET_PC.to_vec(),
+    ]
+    .concat();
+    let obj = Obj::functions(&[("k", code)]);
+    let input = obj.build();
+    let r = rewrite_b0_to_a0(&input, &default()).unwrap();
+    assert!(r.report.is_complete());
+    let m = &r.report.moved[0];
+    assert_eq!(m.new_size, 4 + 80000 + 4 + 4 + 80000 + 4 + 4, "one island");
+    assert_eq!(r.report.islands.len(), 1);
+    let isl = &r.report.islands[0];
+    let copy = image(&r.bytes, m.new_vaddr, m.new_size as usize);
+    let at = (isl.vaddr - m.new_vaddr) as usize;
+    assert_eq!(at, 4 + 80000 + 4, "right after the s_branch");
+    assert_eq!(isl.before_original_vaddr, obj.vaddr(0) + 4 + 32000 + 4);
+    assert_eq!(isl.target, m.new_vaddr);
+    // The island: s_branch to the image of the loop head.
+    assert_eq!(copy[at + 2..at + 4], [0xa0, 0xbf]);
+    assert_eq!(branch_to(copy, at), 0);
+    // The s_branch before it now skips it; the back branch goes through it.
+    assert_eq!(branch_to(copy, at - 4), at as i64 + 4);
+    let cb = at + 4 + 80000;
+    assert_eq!(copy[cb + 2..cb + 4], [0xa2, 0xbf], "still s_cbranch_scc1");
+    assert_eq!(branch_to(copy, cb), at as i64);
+    // Deterministic, and the output is not grown again.
+    assert_eq!(rewrite_b0_to_a0(&input, &default()).unwrap().bytes, r.bytes);
+    let again = rewrite_b0_to_a0(&r.bytes, &default()).unwrap();
+    assert_eq!(again.bytes, r.bytes);
+}
+
+#[test]
+fn a_far_branch_with_no_place_for_an_island_is_refused_naming_it() {
+    // As above without the s_branch: nothing in reach of both ends stops
+    // falling through.
+    let half: Vec<u8> = DS2.iter().copied().cycle().take(8 * 4000).collect();
+    let back = (-(4 + 64000 + 4) / 4) as i16;
+    let code = [
+        S_NOP.to_vec(),
+        half.clone(),
+        half,
+        [back.to_le_bytes().to_vec(), vec![0xa2, 0xbf]].concat(),
+        S_SET_PC.to_vec(),
+    ]
+    .concat();
+    let obj = Obj::functions(&[("k", code)]);
+    let e = rewrite_b0_to_a0(&obj.build(), &default()).unwrap_err();
+    let at = obj.vaddr(0) + 4 + 64000;
+    assert!(
+        matches!(&e, RewriteError::Growth(m) if m.contains(&format!("{at:#x}")) && m.contains("no place for a branch island")),
+        "{e}"
+    );
+}
+
 #[test]
 fn pc_relative_computations_keep_their_target() {
     // s_get_pc_i64 s[0:1]; s_add_nc_u64 s[0:1], s[0:1], lit64(0x100) → pc + 0x100.
