@@ -10,8 +10,8 @@
 //! no SCC, no EXEC and no VGPR-MSB mode. No such place within reach of both
 //! ends refuses the object with the branch named.
 //!
-//! The planner works on offsets only (no bytes): `base[i]` is the image
-//! offset of instruction `i` without islands (`base[n]` the image's end);
+//! The planner works on offsets only (no bytes): `base(i)` is the image
+//! offset of instruction `i` without islands (`base(n)` the image's end);
 //! each island entry adds four bytes before the instruction it precedes.
 
 /// A branch immediate's reach, in bytes past the branch's end.
@@ -53,14 +53,14 @@ impl Islands {
     }
 
     /// The image offset of instruction `i` (`i == n`: the end).
-    pub fn offset(&self, base: &[u32], i: usize) -> u64 {
-        u64::from(base[i]) + 4 * self.entries_before(i, true)
+    pub fn offset(&self, base: &impl Fn(usize) -> u64, i: usize) -> u64 {
+        base(i) + 4 * self.entries_before(i, true)
     }
 
     /// The image offset of entry `e` of island `p`.
-    pub fn entry_offset(&self, base: &[u32], p: usize, e: usize) -> u64 {
+    pub fn entry_offset(&self, base: &impl Fn(usize) -> u64, p: usize, e: usize) -> u64 {
         let k = self.points[p].0;
-        u64::from(base[k]) + 4 * (self.entries_before(k, false) + e as u64)
+        base(k) + 4 * (self.entries_before(k, false) + e as u64)
     }
 
     /// The island entry branch `i` goes through, if any.
@@ -76,24 +76,22 @@ impl Islands {
     }
 }
 
-/// Plans the islands of one function: `base` as in the module documentation
-/// (`n + 1` values), `branches` each (branch, destination) instruction pair
+/// Plans the islands of one function of `n` instructions: `base` as in the
+/// module documentation, `branches` each (branch, destination) instruction pair
 /// inside the function, in branch order, `barrier(k)` whether instruction
 /// `k - 1` has no fall-through successor (`1 <= k <= n`). `Err` names the
 /// branch no island can serve (its instruction index).
 pub(super) fn plan(
-    base: &[u32],
+    n: usize,
+    base: impl Fn(usize) -> u64,
     branches: &[(usize, usize)],
     barrier: impl Fn(usize) -> bool,
 ) -> Result<Islands, (usize, &'static str)> {
+    let base = &base;
     let mut islands = Islands::default();
-    if branches
-        .iter()
-        .all(|&(s, d)| reaches(u64::from(base[s]), u64::from(base[d])))
-    {
+    if branches.iter().all(|&(s, d)| reaches(base(s), base(d))) {
         return Ok(islands);
     }
-    let n = base.len() - 1;
     let barriers: Vec<usize> = (1..=n).filter(|&k| barrier(k)).collect();
     let mut via: Vec<Option<(usize, usize)>> = vec![None; branches.len()];
     for _ in 0..MAX_ROUNDS {
@@ -130,7 +128,7 @@ pub(super) fn plan(
                 in_reach(at - so as i64 - 4) && in_reach(dof as i64 - at - 4)
             };
             let mid = (so.min(dof) + so.max(dof)) / 2;
-            let start = barriers.partition_point(|&k| u64::from(base[k]) < mid);
+            let start = barriers.partition_point(|&k| base(k) < mid);
             let mut chosen = None;
             for step in 0.. {
                 let left = start.checked_sub(step + 1).map(|i| barriers[i]);
@@ -196,6 +194,7 @@ mod tests {
     }
 
     fn check(base: &[u32], branches: &[(usize, usize)], isl: &Islands) {
+        let base = &|i: usize| u64::from(base[i]);
         for &(s, d) in branches {
             let (so, dof) = (isl.offset(base, s), isl.offset(base, d));
             match isl.via(s) {
@@ -224,7 +223,7 @@ mod tests {
     #[test]
     fn nothing_out_of_reach_needs_no_island() {
         let base = base_with(10, 3, 1000);
-        let isl = plan(&base, &[(9, 1)], |_| true).unwrap();
+        let isl = plan(base.len() - 1, |i| u64::from(base[i]), &[(9, 1)], |_| true).unwrap();
         assert_eq!(isl, Islands::default());
     }
 
@@ -238,13 +237,20 @@ mod tests {
             o += if (150..350).contains(&i) { 1024 } else { 4 };
         }
         let branches = [(400, 0), (5, 20)];
-        let isl = plan(&base, &branches, |k| k == 250).unwrap();
+        let isl = plan(
+            base.len() - 1,
+            |i| u64::from(base[i]),
+            &branches,
+            |k| k == 250,
+        )
+        .unwrap();
         assert_eq!(isl.points, vec![(250, vec![0])]);
         assert_eq!(isl.via, vec![(400, 0, 0)]);
         check(&base, &branches, &isl);
         // The island's four bytes move what follows it.
-        assert_eq!(isl.offset(&base, 250), u64::from(base[250]) + 4);
-        assert_eq!(isl.offset(&base, 249), u64::from(base[249]));
+        let b = |i: usize| u64::from(base[i]);
+        assert_eq!(isl.offset(&b, 250), b(250) + 4);
+        assert_eq!(isl.offset(&b, 249), b(249));
     }
 
     #[test]
@@ -256,7 +262,13 @@ mod tests {
             o += if (150..350).contains(&i) { 1024 } else { 4 };
         }
         let branches = [(400, 0), (401, 0)];
-        let isl = plan(&base, &branches, |k| k == 250).unwrap();
+        let isl = plan(
+            base.len() - 1,
+            |i| u64::from(base[i]),
+            &branches,
+            |k| k == 250,
+        )
+        .unwrap();
         assert_eq!(isl.entries(), 1);
         check(&base, &branches, &isl);
     }
@@ -270,7 +282,13 @@ mod tests {
             o += if (150..350).contains(&i) { 1024 } else { 4 };
         }
         // Barriers only next to the ends: none reached by both.
-        let e = plan(&base, &[(400, 0)], |k| k == 2 || k == 399).unwrap_err();
+        let e = plan(
+            base.len() - 1,
+            |i| u64::from(base[i]),
+            &[(400, 0)],
+            |k| k == 2 || k == 399,
+        )
+        .unwrap_err();
         assert_eq!(e.0, 400);
         // Out of reach of any single island (over 256 KiB apart).
         let mut base = Vec::new();
@@ -279,7 +297,13 @@ mod tests {
             base.push(o);
             o += if (100..370).contains(&i) { 1024 } else { 4 };
         }
-        assert!(plan(&base, &[(400, 0)], |_| true).is_err());
+        assert!(plan(
+            base.len() - 1,
+            |i| u64::from(base[i]),
+            &[(400, 0)],
+            |_| true
+        )
+        .is_err());
     }
 
     #[test]
@@ -291,7 +315,13 @@ mod tests {
             .map(|j| (j * 10, 2900 - j * 7))
             .chain([(2999, 1)])
             .collect();
-        let isl = plan(&base, &branches, |k| k % 97 == 0).unwrap();
+        let isl = plan(
+            base.len() - 1,
+            |i| u64::from(base[i]),
+            &branches,
+            |k| k % 97 == 0,
+        )
+        .unwrap();
         assert!(isl.entries() > 0);
         check(&base, &branches, &isl);
     }

@@ -377,30 +377,66 @@ fn write_literal(out: &mut [u8], literal: Literal, shift: usize, value: u64) {
     }
 }
 
-/// The replacement of each split instruction, by instruction index (a dense
-/// index: no hashing on the per-instruction path).
+/// The replacement of each split instruction, by instruction index (sparse:
+/// a function holds far fewer sites than instructions, so nothing here grows
+/// with the function's instruction count).
 #[derive(Default)]
 struct Splits {
-    slot: Vec<u32>,
-    items: Vec<(Vec<u8>, bool)>,
+    /// (instruction index, replacement, swapped), by index.
+    items: Vec<(u32, Vec<u8>, bool)>,
 }
 
 impl Splits {
-    fn insert(&mut self, len: usize, index: usize, split: (Vec<u8>, bool)) {
-        if self.slot.is_empty() {
-            self.slot = vec![u32::MAX; len];
+    fn insert(&mut self, index: usize, split: (Vec<u8>, bool)) {
+        let index = index as u32;
+        let at = self.items.partition_point(|x| x.0 < index);
+        if self.items.get(at).is_some_and(|x| x.0 == index) {
+            self.items[at] = (index, split.0, split.1);
+        } else {
+            self.items.insert(at, (index, split.0, split.1));
         }
-        self.slot[index] = self.items.len() as u32;
-        self.items.push(split);
     }
 
-    fn get(&self, index: usize) -> Option<&(Vec<u8>, bool)> {
-        let slot = *self.slot.get(index)?;
-        self.items.get(slot as usize)
+    fn get(&self, index: usize) -> Option<(&[u8], bool)> {
+        let index = u32::try_from(index).ok()?;
+        let at = self.items.binary_search_by_key(&index, |x| x.0).ok()?;
+        Some((&self.items[at].1, self.items[at].2))
     }
 
     fn contains_key(&self, index: usize) -> bool {
         self.get(index).is_some()
+    }
+}
+
+/// How far each instruction of a moved function moves within its image
+/// beyond its original offset: the growth of every split before it and of
+/// every island at or before it (sparse, like [`Splits`]).
+#[derive(Debug, Default)]
+struct Shifts {
+    /// (the first instruction index a step applies to, the total growth from
+    /// there on), by index.
+    steps: Vec<(u32, u64)>,
+}
+
+impl Shifts {
+    /// From (first index affected, growth) pairs in any order.
+    fn new(mut adds: Vec<(u32, u64)>) -> Self {
+        adds.sort_by_key(|a| a.0);
+        let mut steps: Vec<(u32, u64)> = Vec::with_capacity(adds.len());
+        let mut total = 0u64;
+        for (i, d) in adds {
+            total += d;
+            match steps.last_mut() {
+                Some(last) if last.0 == i => last.1 = total,
+                _ => steps.push((i, total)),
+            }
+        }
+        Shifts { steps }
+    }
+
+    fn at(&self, i: usize) -> u64 {
+        let k = self.steps.partition_point(|s| s.0 as usize <= i);
+        k.checked_sub(1).map_or(0, |k| self.steps[k].1)
     }
 }
 
@@ -411,8 +447,8 @@ struct Moving {
     vaddr: u64,
     size: u64,
     insns: Insns,
-    /// New offset (from the image start) of each instruction.
-    new_off: Vec<u32>,
+    /// How far each instruction moves within the image.
+    shifts: Shifts,
     /// The replacement of each DS2 instruction (by index).
     splits: Splits,
     pcs: Vec<PcComputation>,
@@ -423,6 +459,11 @@ struct Moving {
 }
 
 impl Moving {
+    /// The image offset of instruction `i` (`i == len`: the image's end).
+    fn new_off(&self, i: usize) -> u64 {
+        u64::from(self.insns.offsets[i]) + self.shifts.at(i)
+    }
+
     /// The image address of `target` when it lies in this function.
     fn map(&self, target: u64) -> Option<Result<u64, ()>> {
         if target < self.vaddr || target - self.vaddr >= self.size {
@@ -431,7 +472,7 @@ impl Moving {
         Some(
             self.insns
                 .index_of_vaddr(target)
-                .map(|i| self.new_vaddr + u64::from(self.new_off[i]))
+                .map(|i| self.new_vaddr + self.new_off(i))
                 .map_err(|_| ()),
         )
     }
@@ -492,11 +533,6 @@ fn place_islands(bytes: &[u8], m: &mut Moving) -> Result<(), RewriteError> {
             }
         }
     }
-    let mut base = std::mem::take(&mut m.new_off);
-    base.push(
-        u32::try_from(m.image_len)
-            .map_err(|_| refuse(format!("{}: its image would be 4 GiB or larger", m.name)))?,
-    );
     // After an instruction with no fall-through successor, and in no
     // `s_clause` window (a clause holds at most 64 instructions).
     let barrier = |k: usize| {
@@ -511,7 +547,7 @@ fn place_islands(bytes: &[u8], m: &mut Moving) -> Result<(), RewriteError> {
                 w0 >> 16 != 0xBF85 || j + (w0 & 0x3f) as usize + 1 < k
             })
     };
-    let planned = islands::plan(&base, &branches, barrier).map_err(|(b, why)| {
+    let planned = islands::plan(n, |i| m.new_off(i), &branches, barrier).map_err(|(b, why)| {
         let insn = m.insns.at(b);
         refuse(format!(
             "{} at vaddr {:#x}: the branch is out of s_branch reach in the moved copy and {why}",
@@ -519,31 +555,54 @@ fn place_islands(bytes: &[u8], m: &mut Moving) -> Result<(), RewriteError> {
         ))
     })?;
     if planned.points.is_empty() {
-        base.pop();
-        m.new_off = base;
         return Ok(());
     }
-    let offset = |i: usize| {
-        u32::try_from(planned.offset(&base, i))
-            .map_err(|_| refuse(format!("{}: its image would be 4 GiB or larger", m.name)))
-    };
-    let new_off = (0..n).map(offset).collect::<Result<Vec<u32>, _>>()?;
-    m.image_len = planned.offset(&base, n);
+    let mut adds = split_growth(m);
+    adds.extend(
+        planned
+            .points
+            .iter()
+            .map(|(k, dests)| (*k as u32, 4 * dests.len() as u64)),
+    );
+    m.shifts = Shifts::new(adds);
+    m.image_len = m.new_off(n);
+    if m.image_len > u64::from(u32::MAX) {
+        return Err(refuse(format!(
+            "{}: its image would be 4 GiB or larger",
+            m.name
+        )));
+    }
+    // An island's entries end where the instruction it precedes starts.
+    let first = |k: usize, entries: usize| m.new_off(k) - 4 * entries as u64;
     m.islands = PlacedIslands {
         points: planned
             .points
             .iter()
-            .enumerate()
-            .map(|(p, (k, dests))| (*k, planned.entry_offset(&base, p, 0), dests.clone()))
+            .map(|(k, dests)| (*k, first(*k, dests.len()), dests.clone()))
             .collect(),
         via: planned
             .via
             .iter()
-            .map(|&(b, p, e)| (b, planned.entry_offset(&base, p, e)))
+            .map(|&(b, p, e)| {
+                let (k, dests) = &planned.points[p];
+                (b, first(*k, dests.len()) + 4 * e as u64)
+            })
             .collect(),
     };
-    m.new_off = new_off;
     Ok(())
+}
+
+/// The growth of each split of `m`: (the index after it, replacement length
+/// minus the original's).
+fn split_growth(m: &Moving) -> Vec<(u32, u64)> {
+    m.splits
+        .items
+        .iter()
+        .map(|(i, bytes, _)| {
+            let len = m.insns.at(*i as usize).len;
+            (i + 1, (bytes.len() as u64).saturating_sub(len as u64))
+        })
+        .collect()
 }
 
 /// Writes the island entries that precede instruction `i` of `m` (`i ==
@@ -565,7 +624,7 @@ fn emit_islands(
     let mut at = m.new_vaddr + first;
     debug_assert_eq!(at, vaddr - 4 * dests.len() as u64);
     for &d in dests {
-        let to = m.new_vaddr + u64::from(m.new_off[d]);
+        let to = m.new_vaddr + m.new_off(d);
         let imm = branch_imm(at, to).ok_or_else(|| {
             refuse(format!(
                 "{}: a branch island at {at:#x} cannot reach {to:#x}",
@@ -641,7 +700,7 @@ pub(super) fn place(
             vaddr: f.vaddr,
             size: f.size,
             insns,
-            new_off: Vec::new(),
+            shifts: Shifts::default(),
             splits: Splits::default(),
             pcs: Vec::new(),
             islands: PlacedIslands::default(),
@@ -707,21 +766,17 @@ pub(super) fn place(
             let insn = m.insns.at(idx);
             let split = ds2::split(&bytes[insn.at..insn.at + insn.len], mode)
                 .map_err(|e| refuse(format!("{s}: {e}")))?;
-            m.splits.insert(m.insns.len(), idx, split);
+            m.splits.insert(idx, split);
             grown.push((fi, idx, s.clone()));
         }
-        let mut off = 0u64;
-        let mut new_off = Vec::with_capacity(m.insns.len());
-        for (i, insn) in m.insns.iter().enumerate() {
-            new_off.push(
-                u32::try_from(off).map_err(|_| {
-                    refuse(format!("{}: its image would be 4 GiB or larger", m.name))
-                })?,
-            );
-            off += m.splits.get(i).map_or(insn.len, |s| s.0.len()) as u64;
+        m.shifts = Shifts::new(split_growth(m));
+        m.image_len = m.new_off(m.insns.len());
+        if m.image_len > u64::from(u32::MAX) {
+            return Err(refuse(format!(
+                "{}: its image would be 4 GiB or larger",
+                m.name
+            )));
         }
-        m.new_off = new_off;
-        m.image_len = off;
         place_islands(bytes, m)?;
     }
 
@@ -808,7 +863,7 @@ pub(super) fn place(
         let image_start = region.len();
         let mut island = 0usize;
         for (i, insn) in m.insns.iter().enumerate() {
-            let new_vaddr = m.new_vaddr + u64::from(m.new_off[i]);
+            let new_vaddr = m.new_vaddr + m.new_off(i);
             emit_islands(&mut region, m, &mut island, i, new_vaddr)?;
             if let Some((split, _)) = m.splits.get(i) {
                 region.extend_from_slice(split);
@@ -903,12 +958,12 @@ pub(super) fn place(
                 }
                 None => pc.target,
             };
-            let getpc_new = m.new_vaddr + u64::from(m.new_off[pc.index]);
+            let getpc_new = m.new_vaddr + m.new_off(pc.index);
             // The literal's image position: its instruction's new offset plus
             // its offset within the instruction.
             let lit_pos = |at: usize| {
                 let j = m.insns.index_holding(at);
-                image_start + m.new_off[j] as usize + (at - m.insns.at(j).at)
+                image_start + m.new_off(j) as usize + (at - m.insns.at(j).at)
             };
             let value = to.wrapping_sub(getpc_new + 4);
             let literal = match pc.literal {
@@ -1230,9 +1285,9 @@ pub(super) fn place(
             let (split, swapped) = m.splits.get(idx).expect("a split site");
             GrownSite {
                 site,
-                new_vaddr: m.new_vaddr + u64::from(m.new_off[idx]),
+                new_vaddr: m.new_vaddr + m.new_off(idx),
                 new_len: split.len() as u32,
-                fix: if *swapped {
+                fix: if swapped {
                     "ds2-split-swapped"
                 } else {
                     "ds2-split"
@@ -1262,7 +1317,7 @@ pub(super) fn place(
                 island_list.push(BranchIsland {
                     function: Arc::clone(&m.name),
                     vaddr: m.new_vaddr + first + 4 * e as u64,
-                    target: m.new_vaddr + u64::from(m.new_off[d]),
+                    target: m.new_vaddr + m.new_off(d),
                     before_original_vaddr: before,
                 });
             }
