@@ -39,17 +39,45 @@ pub(super) struct Islands {
     pub points: Vec<(usize, Vec<usize>)>,
     /// (branch instruction, island index, entry index), by branch.
     pub via: Vec<(usize, usize, usize)>,
+    /// The entries of `points[..p]`, for each `p` up to `points.len()`
+    /// (empty when there are no points): offsets in logarithmic time.
+    before: Vec<u64>,
 }
 
 impl Islands {
     /// Entries before instruction `i` (those at `i` included when
     /// `inclusive`).
     fn entries_before(&self, i: usize, inclusive: bool) -> u64 {
-        self.points
-            .iter()
-            .take_while(|(k, _)| *k < i || (inclusive && *k == i))
-            .map(|(_, e)| e.len() as u64)
-            .sum()
+        let p = self
+            .points
+            .partition_point(|(k, _)| *k < i || (inclusive && *k == i));
+        self.before.get(p).copied().unwrap_or(0)
+    }
+
+    /// Adds an entry for destination `d` to the island before instruction
+    /// `k` (made when there is none); its (island, entry) index. The islands
+    /// after it are renumbered in `via`.
+    fn add(&mut self, k: usize, d: usize, via: &mut [Option<(usize, usize)>]) -> (usize, usize) {
+        let p = match self.points.binary_search_by_key(&k, |x| x.0) {
+            Ok(p) => p,
+            Err(p) => {
+                self.points.insert(p, (k, Vec::new()));
+                for v in via.iter_mut().flatten() {
+                    if v.0 >= p {
+                        v.0 += 1;
+                    }
+                }
+                p
+            }
+        };
+        self.points[p].1.push(d);
+        self.before.clear();
+        self.before.push(0);
+        for (_, e) in &self.points {
+            let last = *self.before.last().unwrap_or(&0);
+            self.before.push(last + e.len() as u64);
+        }
+        (p, self.points[p].1.len() - 1)
     }
 
     /// The image offset of instruction `i` (`i == n`: the end).
@@ -72,7 +100,7 @@ impl Islands {
 
     /// Number of entries.
     pub fn entries(&self) -> usize {
-        self.points.iter().map(|(_, e)| e.len()).sum()
+        self.before.last().map_or(0, |&n| n as usize)
     }
 }
 
@@ -129,10 +157,17 @@ pub(super) fn plan(
             };
             let mid = (so.min(dof) + so.max(dof)) / 2;
             let start = barriers.partition_point(|&k| base(k) < mid);
+            // Past this distance from the middle no barrier can fit, whatever
+            // the islands before it add.
+            let near =
+                |k: usize| base(k).abs_diff(mid) <= (FORWARD as u64) + 4 * MAX_ENTRIES as u64;
             let mut chosen = None;
             for step in 0.. {
-                let left = start.checked_sub(step + 1).map(|i| barriers[i]);
-                let right = barriers.get(start + step).copied();
+                let left = start
+                    .checked_sub(step + 1)
+                    .map(|i| barriers[i])
+                    .filter(|&k| near(k));
+                let right = barriers.get(start + step).copied().filter(|&k| near(k));
                 if left.is_none() && right.is_none() {
                     break;
                 }
@@ -147,20 +182,7 @@ pub(super) fn plan(
             if islands.entries() >= MAX_ENTRIES {
                 return Err((s, "more branch islands than the rewriter allows"));
             }
-            let p = match islands.points.binary_search_by_key(&k, |x| x.0) {
-                Ok(p) => p,
-                Err(p) => {
-                    islands.points.insert(p, (k, Vec::new()));
-                    for v in via.iter_mut().flatten() {
-                        if v.0 >= p {
-                            v.0 += 1;
-                        }
-                    }
-                    p
-                }
-            };
-            islands.points[p].1.push(d);
-            via[b] = Some((p, islands.points[p].1.len() - 1));
+            via[b] = Some(islands.add(k, d, &mut via));
         }
         if !changed {
             islands.via = via
@@ -191,6 +213,17 @@ mod tests {
             o += if i == at { big } else { 4 };
         }
         v
+    }
+
+    /// Offsets of `n + 1` instructions: 4 bytes each, 1 KiB each in `big`.
+    fn spread(n: usize, big: std::ops::Range<usize>) -> Vec<u32> {
+        let mut base = Vec::new();
+        let mut o = 0u32;
+        for i in 0..=n {
+            base.push(o);
+            o += if big.contains(&i) { 1024 } else { 4 };
+        }
+        base
     }
 
     fn check(base: &[u32], branches: &[(usize, usize)], isl: &Islands) {
@@ -230,12 +263,7 @@ mod tests {
     #[test]
     fn a_far_backward_branch_goes_through_an_island_after_a_barrier() {
         // 0: target .. 100: barrier, 101 .. a 200 KiB instruction run .. 400: branch back to 0.
-        let mut base = Vec::new();
-        let mut o = 0u32;
-        for i in 0..=401usize {
-            base.push(o);
-            o += if (150..350).contains(&i) { 1024 } else { 4 };
-        }
+        let base = spread(401, 150..350);
         let branches = [(400, 0), (5, 20)];
         let isl = plan(
             base.len() - 1,
@@ -255,12 +283,7 @@ mod tests {
 
     #[test]
     fn branches_to_one_destination_share_an_entry() {
-        let mut base = Vec::new();
-        let mut o = 0u32;
-        for i in 0..=402usize {
-            base.push(o);
-            o += if (150..350).contains(&i) { 1024 } else { 4 };
-        }
+        let base = spread(402, 150..350);
         let branches = [(400, 0), (401, 0)];
         let isl = plan(
             base.len() - 1,
@@ -275,12 +298,7 @@ mod tests {
 
     #[test]
     fn no_barrier_in_reach_refuses_naming_the_branch() {
-        let mut base = Vec::new();
-        let mut o = 0u32;
-        for i in 0..=401usize {
-            base.push(o);
-            o += if (150..350).contains(&i) { 1024 } else { 4 };
-        }
+        let base = spread(401, 150..350);
         // Barriers only next to the ends: none reached by both.
         let e = plan(
             base.len() - 1,
@@ -291,12 +309,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.0, 400);
         // Out of reach of any single island (over 256 KiB apart).
-        let mut base = Vec::new();
-        let mut o = 0u32;
-        for i in 0..=401usize {
-            base.push(o);
-            o += if (100..370).contains(&i) { 1024 } else { 4 };
-        }
+        let base = spread(401, 100..370);
         assert!(plan(
             base.len() - 1,
             |i| u64::from(base[i]),
