@@ -153,7 +153,9 @@ fn isa_name(control: &mut Control<'_>, payload: &[u8]) {
     let expected = if elf.is_null() || object.is_empty() || size_null {
         Err(hotswap_status_t::HOTSWAP_STATUS_INVALID_ARGUMENT)
     } else {
-        code_object::isa_name(object).map_err(|e| code_object::isa_error_status(&e))
+        code_object::CodeObject::parse(object)
+            .and_then(|o| code_object::isa_name(&o))
+            .map_err(|e| code_object::isa_error_status(&e))
     };
     let needed = expected.as_ref().map_or(32, |name| name.len() + 1);
     let capacity = match capacity_choice {

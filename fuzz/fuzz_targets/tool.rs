@@ -157,7 +157,8 @@ impl Model {
                 .and_then(|header| isa::processor_of_prefix(header, u64::MAX).map_err(|_| ()))
                 .map(str::to_owned)
         } else {
-            code_object::processor(bytes)
+            code_object::CodeObject::parse(bytes)
+                .and_then(|o| code_object::processor(&o))
                 .map(|p| p.into_owned())
                 .map_err(|_| ())
         };

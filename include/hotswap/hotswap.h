@@ -235,12 +235,13 @@ hotswap_status_t hotswap_code_object_isa_name(const void *elf,
  exported ABI decides: COMGR's `amd_comgr_hotswap_rewrite` or rocjitsu's
  `rj_gfx1250_b0_to_a0_translate`), else the linked COMGR's rewriter, else the
  rocjitsu translator found next to ROCr or by name, else the native rewriter
- (same-size fixes only).
+ (same-size fixes, and the DS two-address split by moving code).
  `HOTSWAP_STATUS_REWRITER_UNAVAILABLE`: the named rewriter is not usable (the
  reasons are logged once). `HOTSWAP_STATUS_REWRITE_UNSUPPORTED`: the rewriter
  does not rewrite this ISA pair. `HOTSWAP_STATUS_REWRITE_REFUSED`: it refused
- this code object for what it contains (the native rewriter: a site that
- needs code growth; the reason is logged as a warning).
+ this code object for what it contains (the native rewriter: a site it
+ cannot fix exactly; the reason is logged as a warning), or the input's ELF
+ header is malformed (no rewriter sees it).
  `HOTSWAP_STATUS_REWRITE_FAILED`: it returned an error, or output that is
  empty or not an AMDGPU ELF.
  `HOTSWAP_STATUS_OUT_OF_MEMORY`: allocation failed. The input is never

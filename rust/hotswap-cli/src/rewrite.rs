@@ -41,7 +41,7 @@ use std::path::Path;
 use hotswap_code_object::container::{self, Kind, BUNDLE_MAGIC, CCOB_MAGIC};
 use hotswap_code_object::elf::Header;
 use hotswap_code_object::rewrite::{self, ClausePolicy, Options, Retag, RewriteError, SiteInfo};
-use hotswap_code_object::{isa, EM_AMDGPU};
+use hotswap_code_object::{isa, CodeObject, EM_AMDGPU};
 use serde::Serialize;
 
 use crate::exit;
@@ -320,9 +320,11 @@ fn one(
     options: &Options,
     bundle_id: Option<String>,
 ) -> (ObjectOutcome, Option<Vec<u8>>) {
-    let isa_name = isa::isa_name(bytes).ok();
+    // One parse: the name and the rewrite read the same view.
+    let object = CodeObject::parse(bytes).map_err(RewriteError::NotCodeObject);
+    let isa_name = object.as_ref().ok().and_then(|o| o.isa_name().ok());
     let mut o = ObjectOutcome::empty(bundle_id, isa_name, "refused");
-    match rewrite::rewrite_b0_to_a0(bytes, options) {
+    match object.and_then(|object| rewrite::rewrite_object(&object, options)) {
         Ok(r) => {
             o.result = if r.bytes == bytes {
                 "unchanged"

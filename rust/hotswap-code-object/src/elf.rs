@@ -453,32 +453,40 @@ impl Header {
     /// past the end of the object are dropped; an empty vector when there is no
     /// such table.
     pub fn symbols<'a>(&self, bytes: &'a [u8], table_type: u32) -> Vec<Symbol<'a>> {
-        let sections = self.sections(bytes);
-        let Some(table) = sections.iter().find(|s| s.sh_type == table_type) else {
-            return Vec::new();
-        };
-        let Some(data) = table.data(bytes) else {
-            return Vec::new();
-        };
-        let strings = usize::try_from(table.link)
-            .ok()
-            .and_then(|i| sections.get(i))
-            .and_then(|s| s.data(bytes))
-            .unwrap_or(&[]);
-        data.chunks_exact(SYM_SIZE)
-            .filter_map(|entry| {
-                let info = *entry.get(4)?;
-                Some(Symbol {
-                    name: string_at(strings, u32_at(entry, 0)?),
-                    sym_type: info & 0xf,
-                    bind: info >> 4,
-                    shndx: u16_at(entry, 6)?,
-                    value: u64_at(entry, 8)?,
-                    size: u64_at(entry, 16)?,
-                })
-            })
-            .collect()
+        symbols_in(bytes, &self.sections(bytes), table_type)
     }
+}
+
+/// [`Header::symbols`] with the section table already read.
+pub fn symbols_in<'a>(
+    bytes: &'a [u8],
+    sections: &[Section<'a>],
+    table_type: u32,
+) -> Vec<Symbol<'a>> {
+    let Some(table) = sections.iter().find(|s| s.sh_type == table_type) else {
+        return Vec::new();
+    };
+    let Some(data) = table.data(bytes) else {
+        return Vec::new();
+    };
+    let strings = usize::try_from(table.link)
+        .ok()
+        .and_then(|i| sections.get(i))
+        .and_then(|s| s.data(bytes))
+        .unwrap_or(&[]);
+    data.chunks_exact(SYM_SIZE)
+        .filter_map(|entry| {
+            let info = *entry.get(4)?;
+            Some(Symbol {
+                name: string_at(strings, u32_at(entry, 0)?),
+                sym_type: info & 0xf,
+                bind: info >> 4,
+                shndx: u16_at(entry, 6)?,
+                value: u64_at(entry, 8)?,
+                size: u64_at(entry, 16)?,
+            })
+        })
+        .collect()
 }
 
 /// Maps virtual addresses to file offsets: through the `PT_LOAD` segments
@@ -494,27 +502,41 @@ impl AddressMap {
     /// The map of `bytes`, whose header is `header`. Ranges that lie (partly)
     /// outside the object are left out, so every mapped offset is in bounds.
     pub fn new(header: &Header, bytes: &[u8]) -> Self {
+        if header.phnum == 0 {
+            Self::from_tables(header, bytes, &[], &header.sections(bytes))
+        } else {
+            Self::from_tables(header, bytes, &header.segments(bytes), &[])
+        }
+    }
+
+    /// [`AddressMap::new`] with the header tables already read (`sections`
+    /// is used only when the object has no program headers).
+    pub fn from_tables(
+        header: &Header,
+        bytes: &[u8],
+        segments: &[Segment],
+        sections: &[Section<'_>],
+    ) -> Self {
         let in_file = |offset: u64, size: u64| {
             offset
                 .checked_add(size)
                 .is_some_and(|end| end <= bytes.len() as u64)
         };
-        let mut ranges: Vec<(u64, u64, u64)> = header
-            .segments(bytes)
-            .iter()
-            .filter(|s| s.p_type == PT_LOAD && in_file(s.offset, s.filesz))
-            .map(|s| (s.vaddr, s.offset, s.filesz))
-            .collect();
-        if header.phnum == 0 {
-            ranges = header
-                .sections(bytes)
+        let ranges = if header.phnum == 0 {
+            sections
                 .iter()
                 .filter(|s| {
                     s.flags & SHF_ALLOC != 0 && s.sh_type != SHT_NOBITS && in_file(s.offset, s.size)
                 })
                 .map(|s| (s.addr, s.offset, s.size))
-                .collect();
-        }
+                .collect()
+        } else {
+            segments
+                .iter()
+                .filter(|s| s.p_type == PT_LOAD && in_file(s.offset, s.filesz))
+                .map(|s| (s.vaddr, s.offset, s.filesz))
+                .collect()
+        };
         Self { ranges }
     }
 

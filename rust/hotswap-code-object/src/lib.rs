@@ -9,6 +9,8 @@
 //! - [`isa_name`]: the one parser of ISA names (processor, features) and the ISA
 //!   pairs CLR may forward to the tool;
 //! - [`metadata`]: the AMDGPU metadata note (msgpack);
+//! - [`object`]: [`CodeObject`], one object parsed once (header at once, the
+//!   rest on first use) and shared by identification, analysis and rewriting;
 //! - [`container`]: every code object in a file: bare, offload bundles,
 //!   compressed bundles (`CCOB`), host binaries with a `.hip_fatbin` section;
 //! - [`gfx1250`]: the gfx1250 instruction walker and the A0 classifier;
@@ -25,9 +27,11 @@ pub mod isa;
 pub mod isa_name;
 pub mod mach;
 pub mod metadata;
+pub mod object;
 pub mod rewrite;
 
 pub use isa::{IsaError, EM_AMDGPU, HSA_ISA_PREFIX};
+pub use object::CodeObject;
 
 /// A real gfx1250 code object (code object v5, one kernel `hotswap_kernel`),
 /// built by clang-22 from `data/gfx1250-probe.cl` (see `data/README.md`). The

@@ -72,15 +72,28 @@ impl std::fmt::Display for MetadataError {
 /// Reads the metadata of a code object. Reads the note areas only.
 pub fn read(code_object: &[u8]) -> Result<Metadata, MetadataError> {
     let header = Header::parse(code_object).map_err(MetadataError::Elf)?;
+    match find_note(&header, code_object)? {
+        Some(desc) => decode_document(desc),
+        None => Err(MetadataError::Missing),
+    }
+}
+
+/// The descriptor of the first `NT_AMDGPU_METADATA` note of `code_object`
+/// (whose header is `header`), `None` when it has none; an error when a note
+/// area or note before it lies outside the object.
+pub fn find_note<'a>(
+    header: &Header,
+    code_object: &'a [u8],
+) -> Result<Option<&'a [u8]>, MetadataError> {
     for area in header.note_areas(code_object) {
         for note in elf::notes(area.map_err(MetadataError::Note)?) {
             let note = note.map_err(MetadataError::Note)?;
             if note.name == NOTE_OWNER && note.note_type == NT_AMDGPU_METADATA {
-                return decode_document(note.desc);
+                return Ok(Some(note.desc));
             }
         }
     }
-    Err(MetadataError::Missing)
+    Ok(None)
 }
 
 /// Decodes one metadata document (the note's descriptor).

@@ -59,10 +59,11 @@ pub mod vgpr_mode;
 
 use std::sync::Arc;
 
-use crate::elf::{self, Header, SHF_ALLOC, SHF_EXECINSTR, SHT_NOBITS};
+use crate::elf::{self, SHF_ALLOC, SHF_EXECINSTR, SHT_NOBITS};
 use crate::gfx1250::{self, A0Class, Analysis, AnalyzeError, Fix, Function, Site};
-use crate::isa::{self, IsaError};
+use crate::isa::IsaError;
 use crate::metadata::{self, MetadataError};
+use crate::object::CodeObject;
 
 pub use placement::{moved_functions, BranchIsland, GrownSite, MovedFunction, MovedRange};
 pub use retag::REVISION_KEY;
@@ -413,7 +414,14 @@ impl std::error::Error for RewriteError {}
 /// Rewrites a gfx1250 B0 code object (a bare ELF) for A0: see the module
 /// documentation. The output has the input's size and layout.
 pub fn rewrite_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Rewrite, RewriteError> {
-    let mut plan = plan_b0_to_a0(code_object, options)?;
+    let object = CodeObject::parse(code_object).map_err(RewriteError::NotCodeObject)?;
+    rewrite_object(&object, options)
+}
+
+/// [`rewrite_b0_to_a0`] of an object already parsed.
+pub fn rewrite_object(object: &CodeObject<'_>, options: &Options) -> Result<Rewrite, RewriteError> {
+    let code_object = object.bytes();
+    let mut plan = plan_object(object, options)?;
     let mut bytes = prepend(code_object, std::mem::take(&mut plan.tail));
     plan.patch(&mut bytes[..plan.len]);
     Ok(Rewrite {
@@ -437,12 +445,20 @@ fn prepend(input: &[u8], mut tail: Vec<u8>) -> Vec<u8> {
 
 /// [`rewrite_b0_to_a0`] without the copy: the patches and the report.
 pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, RewriteError> {
-    match isa::processor(code_object).map_err(RewriteError::NotCodeObject)? {
+    let object = CodeObject::parse(code_object).map_err(RewriteError::NotCodeObject)?;
+    plan_object(&object, options)
+}
+
+/// [`plan_b0_to_a0`] of an object already parsed: the analysis, the checks,
+/// the retag and the growth placement all read this one view.
+pub fn plan_object(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError> {
+    let code_object = object.bytes();
+    match object.processor().map_err(RewriteError::NotCodeObject)? {
         "gfx1250" => {}
         "gfx1250-strict" => return Err(RewriteError::AlreadyA0),
         other => return Err(RewriteError::NotGfx1250(other)),
     }
-    let analysis = gfx1250::analyze(code_object).map_err(|e| match e {
+    let analysis = gfx1250::analyze_object(object).map_err(|e| match e {
         AnalyzeError::Isa(e) => RewriteError::NotCodeObject(e),
         AnalyzeError::NotGfx125(p) => RewriteError::NotGfx1250(p),
     })?;
@@ -453,17 +469,14 @@ pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, Rewr
             first_dword: u.first_dword,
         });
     }
-    // The header parsed in `processor` above.
-    let header =
-        Header::parse(code_object).map_err(|e| RewriteError::NotCodeObject(isa::elf_error(e)))?;
-    let code = code_ranges(&header, code_object);
+    let code = code_ranges(object);
     check_overlaps(&analysis, code_object)?;
     check_coverage(&analysis, &code, code_object)?;
 
     let mut report = Report::default();
     // An object this rewriter grew before: the original copies of its moved
     // functions are no longer entered.
-    let previously_moved = placement::moved_functions(code_object).unwrap_or_default();
+    let previously_moved = placement::moved_functions_of(object).unwrap_or_default();
     let moved_away = |vaddr: u64| {
         previously_moved
             .iter()
@@ -559,7 +572,7 @@ pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, Rewr
         .map(|(file_offset, bytes, _, _)| Patch { file_offset, bytes })
         .collect();
 
-    let (retag, patch) = retag_note(&header, code_object)?;
+    let (retag, patch) = retag_note(object)?;
     report.retag = Some(retag);
     patches.extend(patch);
     patches.sort_by_key(|p| p.file_offset);
@@ -567,7 +580,7 @@ pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, Rewr
     let mut tail = Vec::new();
     if !ds2_sites.is_empty() {
         // Growth: the copies get the same-size fixes too.
-        let placed = placement::place(code_object, &patches, &analysis, &ds2_sites)?;
+        let placed = placement::place(object, &patches, &analysis, &ds2_sites)?;
         patches.extend(placed.patches);
         patches.sort_by_key(|p| p.file_offset);
         tail = placed.tail;
@@ -586,14 +599,14 @@ pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, Rewr
 
 /// File ranges `[start, end)` of the executable code: `SHF_ALLOC|SHF_EXECINSTR`
 /// sections, or, without section headers, executable `PT_LOAD` segments.
-fn code_ranges(header: &Header, code_object: &[u8]) -> Vec<(u64, u64)> {
+fn code_ranges(object: &CodeObject<'_>) -> Vec<(u64, u64)> {
     let in_file = |offset: u64, size: u64| {
         offset
             .checked_add(size)
-            .filter(|&end| end <= code_object.len() as u64)
+            .filter(|&end| end <= object.bytes().len() as u64)
             .map(|end| (offset, end))
     };
-    let sections = header.sections(code_object);
+    let sections = object.sections();
     if !sections.is_empty() {
         return sections
             .iter()
@@ -605,8 +618,8 @@ fn code_ranges(header: &Header, code_object: &[u8]) -> Vec<(u64, u64)> {
             .collect();
     }
     const PF_X: u32 = 1;
-    header
-        .segments(code_object)
+    object
+        .segments()
         .iter()
         .filter(|s| s.p_type == elf::PT_LOAD && s.flags & PF_X != 0)
         .filter_map(|s| in_file(s.offset, s.filesz))
@@ -729,8 +742,9 @@ fn offset_within(outer: &[u8], inner: &[u8]) -> Option<usize> {
 
 /// The retag of the first AMDGPU metadata note, and its patch (the changed
 /// bytes of the descriptor only).
-fn retag_note(header: &Header, code_object: &[u8]) -> Result<(Retag, Option<Patch>), RewriteError> {
-    let Some(desc) = metadata_descriptor(header, code_object)? else {
+fn retag_note(object: &CodeObject<'_>) -> Result<(Retag, Option<Patch>), RewriteError> {
+    let code_object = object.bytes();
+    let Some(desc) = object.metadata_note().map_err(RewriteError::Metadata)? else {
         return Ok((Retag::NoNote, None));
     };
     // The retag walks the whole document (a malformed one is refused); a
@@ -757,24 +771,6 @@ fn retag_note(header: &Header, code_object: &[u8]) -> Result<(Retag, Option<Patc
         bytes: document[first..=last].to_vec(),
     });
     Ok((retag, patch))
-}
-
-/// The descriptor of the first `NT_AMDGPU_METADATA` note, as [`metadata::read`]
-/// finds it.
-fn metadata_descriptor<'a>(
-    header: &Header,
-    code_object: &'a [u8],
-) -> Result<Option<&'a [u8]>, RewriteError> {
-    for area in header.note_areas(code_object) {
-        let area = area.map_err(|e| RewriteError::Metadata(MetadataError::Note(e)))?;
-        for note in elf::notes(area) {
-            let note = note.map_err(|e| RewriteError::Metadata(MetadataError::Note(e)))?;
-            if note.name == b"AMDGPU" && note.note_type == 32 {
-                return Ok(Some(note.desc));
-            }
-        }
-    }
-    Ok(None)
 }
 
 #[cfg(test)]

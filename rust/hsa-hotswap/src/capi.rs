@@ -12,7 +12,7 @@
 use std::ffi::{c_char, c_void, CStr};
 
 use crate::boundary::ffi_boundary;
-use crate::code_object;
+use crate::code_object::{self, CodeObject};
 use crate::config::Config;
 use crate::rewriter::Retargeted;
 use crate::status::{hotswap_status_t, UNKNOWN_STATUS_DESCRIPTION};
@@ -187,7 +187,8 @@ pub unsafe extern "C" fn hotswap_code_object_isa_name(
             }
             // SAFETY: non-NULL, and the caller promises `size` readable bytes.
             let code_object = unsafe { std::slice::from_raw_parts(elf.cast::<u8>(), size) };
-            let name = match code_object::isa_name(code_object) {
+            let name = match CodeObject::parse(code_object).and_then(|o| code_object::isa_name(&o))
+            {
                 Ok(name) => name,
                 Err(e) => {
                     log::info!("hotswap_code_object_isa_name: {e:?}");
@@ -232,12 +233,13 @@ pub unsafe extern "C" fn hotswap_code_object_isa_name(
 /// exported ABI decides: COMGR's `amd_comgr_hotswap_rewrite` or rocjitsu's
 /// `rj_gfx1250_b0_to_a0_translate`), else the linked COMGR's rewriter, else the
 /// rocjitsu translator found next to ROCr or by name, else the native rewriter
-/// (same-size fixes only).
+/// (same-size fixes, and the DS two-address split by moving code).
 /// `HOTSWAP_STATUS_REWRITER_UNAVAILABLE`: the named rewriter is not usable (the
 /// reasons are logged once). `HOTSWAP_STATUS_REWRITE_UNSUPPORTED`: the rewriter
 /// does not rewrite this ISA pair. `HOTSWAP_STATUS_REWRITE_REFUSED`: it refused
-/// this code object for what it contains (the native rewriter: a site that
-/// needs code growth; the reason is logged as a warning).
+/// this code object for what it contains (the native rewriter: a site it
+/// cannot fix exactly; the reason is logged as a warning), or the input's ELF
+/// header is malformed (no rewriter sees it).
 /// `HOTSWAP_STATUS_REWRITE_FAILED`: it returned an error, or output that is
 /// empty or not an AMDGPU ELF.
 /// `HOTSWAP_STATUS_OUT_OF_MEMORY`: allocation failed. The input is never

@@ -29,7 +29,6 @@
 use crate::dl::Library;
 use crate::rewriter::{registry, rocjitsu, Backend};
 
-pub use crate::code_object::isa_name;
 pub use crate::coexist::{HookGate, HSA_HOTSWAP_ENABLE, ROCR_HOOK_LIBRARY};
 pub use crate::config::{
     is_true, Config, AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES, HSA_HOTSWAP_CACHE, HSA_HOTSWAP_CACHE_DIR,
@@ -67,4 +66,10 @@ pub fn probe_rocjitsu(path: &str) -> Result<String, String> {
     Library::open(path)
         .and_then(rocjitsu::Rocjitsu::from_library)
         .map(|backend| backend.describe().to_owned())
+}
+
+/// The ISA name of a code object as the tool and COMGR name it (the table,
+/// then the linked COMGR for a processor the table lacks).
+pub fn isa_name(code_object: &[u8]) -> Result<String, crate::code_object::IsaError> {
+    crate::code_object::isa_name(&crate::code_object::CodeObject::parse(code_object)?)
 }

@@ -4,13 +4,18 @@
 //! mapping of errors to `hotswap_status_t`.
 //!
 //! - [`isa_name`]: the ISA name COMGR's `amd_comgr_get_data_isa_name` would give.
-//! - [`processor`]: the processor alone, allocation-free for known processors.
+//! - [`processor`]: the processor alone, allocation-free for known processors:
+//!   the one answer to "the processor of this object" for memory readers,
+//!   file readers and loads alike.
+//!
+//! Both take a [`CodeObject`], the view parsed once per object and then
+//! handed on to the policy and the rewriter.
 
 use std::borrow::Cow;
 
 use crate::comgr;
 
-pub use hotswap_code_object::{isa, IsaError, HSA_ISA_PREFIX};
+pub use hotswap_code_object::{isa, CodeObject, IsaError, HSA_ISA_PREFIX};
 
 use crate::status::hotswap_status_t;
 
@@ -31,9 +36,9 @@ pub fn isa_error_status(error: &IsaError) -> hotswap_status_t {
 /// Native and constant time for every processor in the table; an unknown
 /// `EF_AMDGPU_MACH` is asked of the linked COMGR (`amd_comgr_get_data_isa_name`),
 /// whose answer is accepted only if it is an HSA ISA name.
-pub fn isa_name(code_object: &[u8]) -> Result<String, IsaError> {
-    match isa::isa_name(code_object) {
-        Err(IsaError::UnknownProcessor(mach)) => match comgr::linked_isa_name(code_object) {
+pub fn isa_name(object: &CodeObject<'_>) -> Result<String, IsaError> {
+    match object.isa_name() {
+        Err(IsaError::UnknownProcessor(mach)) => match comgr::linked_isa_name(object.bytes()) {
             Ok(name) if name.starts_with(HSA_ISA_PREFIX) && name.len() > HSA_ISA_PREFIX.len() => {
                 log::info!(
                     "EF_AMDGPU_MACH {mach:#x} is not in the table; the linked COMGR names it {name}"
@@ -49,11 +54,11 @@ pub fn isa_name(code_object: &[u8]) -> Result<String, IsaError> {
 /// The processor of a code object (`gfx1250`, `gfx12-5-generic`): native and
 /// allocation-free for every processor in the table; an unknown
 /// `EF_AMDGPU_MACH` goes through [`isa_name`] (the linked COMGR).
-pub fn processor(code_object: &[u8]) -> Result<Cow<'static, str>, IsaError> {
-    match isa::processor(code_object) {
+pub fn processor(object: &CodeObject<'_>) -> Result<Cow<'static, str>, IsaError> {
+    match object.processor() {
         Ok(processor) => Ok(Cow::Borrowed(processor)),
         Err(IsaError::UnknownProcessor(_)) => {
-            let name = isa_name(code_object)?;
+            let name = isa_name(object)?;
             let processor = hotswap_code_object::isa_name::processor_of(&name);
             Ok(Cow::Owned(processor.to_owned()))
         }
@@ -75,8 +80,9 @@ mod tests {
         h[8] = 2;
         h[18..20].copy_from_slice(&hotswap_code_object::EM_AMDGPU.to_le_bytes());
         h[48] = 0x27;
-        assert_eq!(isa_name(&h), Err(IsaError::UnknownProcessor(0x27)));
-        assert_eq!(processor(&h), Err(IsaError::UnknownProcessor(0x27)));
+        let object = CodeObject::parse(&h).unwrap();
+        assert_eq!(isa_name(&object), Err(IsaError::UnknownProcessor(0x27)));
+        assert_eq!(processor(&object), Err(IsaError::UnknownProcessor(0x27)));
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub mod capi {
 
 /// ISA identification (the code-object crate plus COMGR's answer).
 pub mod code_object {
-    pub use crate::code_object::{isa, isa_error_status, isa_name, processor};
+    pub use crate::code_object::{isa, isa_error_status, isa_name, processor, CodeObject};
 }
 
 /// Fault injection at the tool's decision points.

@@ -3,6 +3,8 @@
 //! persistent cache around it ([`crate::rewrite_cache::through`]). It sits
 //! above both, so neither names the other's entry.
 
+use hotswap_code_object::CodeObject;
+
 use crate::rewrite_cache;
 use crate::rewriter::{self, Request, RetargetError, Retargeted, RewriteFlags};
 
@@ -27,14 +29,33 @@ pub fn retarget_with_flags(
     if code_object.is_empty() || source_isa.contains('\0') || target_isa.contains('\0') {
         return Err(RetargetError::InvalidArgument);
     }
+    // No rewriter is told before a malformed object is.
+    rewriter::backend().ok_or(RetargetError::Unavailable)?;
+    let object = CodeObject::parse(code_object).map_err(|e| {
+        log::warn!(
+            "rewrite {source_isa} -> {target_isa}: not a code object ({e}); nothing rewritten"
+        );
+        RetargetError::Refused(format!("not a code object: {e}"))
+    })?;
+    retarget_object(&object, source_isa, target_isa, flags)
+}
+
+/// [`retarget_with_flags`] of an object the caller has parsed (the tool's
+/// loads: the view that identified it is the one the rewriter reads).
+pub fn retarget_object(
+    object: &CodeObject<'_>,
+    source_isa: &str,
+    target_isa: &str,
+    flags: RewriteFlags,
+) -> Result<Retargeted, RetargetError> {
     let backend = rewriter::backend().ok_or(RetargetError::Unavailable)?;
     let request = Request {
         source_isa,
         target_isa,
         flags,
     };
-    rewrite_cache::through(backend, code_object, &request, || {
-        rewriter::retarget_with(backend, code_object, &request)
+    rewrite_cache::through(backend, object.bytes(), &request, || {
+        rewriter::retarget_with(backend, object, &request)
     })
 }
 
@@ -51,6 +72,20 @@ mod tests {
         assert_eq!(
             retarget(b"x", "a\0", "b").unwrap_err(),
             RetargetError::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn bytes_that_are_not_a_code_object_are_refused_before_the_backend() {
+        let _exclusive = crate::testing::exclusive();
+        let native: &'static dyn rewriter::Backend =
+            Box::leak(Box::new(rewriter::native::Native::new(Default::default())));
+        rewriter::testing_override::set(Some(native));
+        let result = retarget(b"not an elf", "a", "b");
+        rewriter::testing_override::clear();
+        assert!(
+            matches!(&result, Err(RetargetError::Refused(why)) if why.starts_with("not a code object")),
+            "{result:?}"
         );
     }
 }

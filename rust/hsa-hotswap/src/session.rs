@@ -26,7 +26,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use crate::agents::{AgentInfo, Agents};
 use crate::boundary::ffi_boundary;
-use crate::code_object;
+use crate::code_object::{self, CodeObject, IsaError};
 use crate::coexist;
 use crate::config::Config;
 use crate::fault;
@@ -490,7 +490,8 @@ impl Session {
             return;
         }
         let (addr, len) = (bytes.addr(), bytes.len());
-        match code_object::processor(bytes.view()) {
+        let processor = CodeObject::parse(bytes.view()).and_then(|o| code_object::processor(&o));
+        match processor {
             Ok(gfx) if policy::source_may_be_rewritten(&gfx, self.opt_in) => {
                 log::debug!(
                     "reader {:#x}: memory, {len} bytes at {addr:#x}, {gfx} (recorded, not copied)",
@@ -529,25 +530,41 @@ impl Session {
         };
         // The header tables are checked against the whole file only if it is
         // read (the load checks the whole object before rewriting it).
-        match code_object::isa::processor_of_prefix(&header.prefix, u64::MAX) {
-            Ok(gfx) if policy::source_may_be_rewritten(gfx, self.opt_in) => {}
+        let unknown = match code_object::isa::processor_of_prefix(&header.prefix, u64::MAX) {
+            Ok(gfx) if policy::source_may_be_rewritten(gfx, self.opt_in) => false,
             Ok(gfx) => {
                 log::debug!("fd {fd}: {gfx} code object, never rewritten here; original create-from-file used");
                 return None;
             }
+            // A processor the table lacks is named the way a memory reader's
+            // is (by the linked COMGR), which needs the whole object.
+            Err(IsaError::UnknownProcessor(_)) => true,
             Err(e) => {
                 log::debug!("fd {fd}: not an identifiable code object ({e:?}); original create-from-file used");
                 return None;
             }
-        }
+        };
         fault::point("create_from_file.read");
-        match readers::read_whole_file(fd) {
-            Ok(bytes) => Some(bytes),
+        let bytes = match readers::read_whole_file(fd) {
+            Ok(bytes) => bytes,
             Err(e) => {
                 log::debug!("fd {fd}: cannot read ({e}); original create-from-file used");
-                None
+                return None;
+            }
+        };
+        if unknown {
+            let processor = CodeObject::parse(&bytes[..]).and_then(|o| code_object::processor(&o));
+            match processor {
+                Ok(gfx) if policy::source_may_be_rewritten(&gfx, self.opt_in) => {}
+                other => {
+                    log::debug!(
+                        "fd {fd}: {other:?}: never rewritten here; original create-from-file used"
+                    );
+                    return None;
+                }
             }
         }
+        Some(bytes)
     }
 
     /// After a memory reader was made from a file's bytes.
@@ -631,7 +648,19 @@ impl Session {
         reader: hsa_code_object_reader_t,
         bytes: &[u8],
     ) -> (Option<Outcome>, Option<policy::Decision>) {
-        let source = match code_object::isa_name(bytes) {
+        // The one parse of this object: identification, the policy and the
+        // rewriter all read this view.
+        let object = match CodeObject::parse(bytes) {
+            Ok(object) => object,
+            Err(e) => {
+                log::warn!(
+                    "{what}: code object of {} bytes not identified ({e}); original loaded",
+                    bytes.len()
+                );
+                return (Some(Outcome::Declined), None);
+            }
+        };
+        let source = match code_object::isa_name(&object) {
             Ok(source) => source,
             Err(e) => {
                 log::warn!(
@@ -653,7 +682,7 @@ impl Session {
             );
             return (Some(outcome), Some(decision));
         }
-        let outcome = self.rewrite(what, bytes, &decision);
+        let outcome = self.rewrite(what, &object, &decision);
         (outcome, Some(decision))
     }
 
@@ -661,12 +690,14 @@ impl Session {
     fn rewrite(
         &self,
         what: &Describe<'_>,
-        bytes: &[u8],
+        object: &CodeObject<'_>,
         decision: &policy::Decision,
     ) -> Option<Outcome> {
+        let bytes = object.bytes();
         let result = retained::rewrite_once(bytes, decision, || {
             fault::point("load.rewrite");
-            crate::retarget::retarget(bytes, &decision.source, &decision.target)
+            let flags = rewriter::RewriteFlags::default();
+            crate::retarget::retarget_object(object, &decision.source, &decision.target, flags)
         });
         let pair = Pair(decision);
         match result {

@@ -248,6 +248,30 @@ fn file_readers_are_read_only_when_they_could_be_rewritten() {
 }
 
 #[test]
+fn a_processor_the_table_lacks_has_one_answer_for_memory_and_file_readers() {
+    let runtime = FakeRuntime::start_configured(all_agents(), &opt_in(true));
+    FakeBackend::install(FakeMode::Change);
+    let mut unknown = objects()[0].1.clone();
+    unknown[48] = 0x27; // EF_AMDGPU_MACH: reserved, and no COMGR here names it
+    let (status, load) = runtime.load_memory(&unknown, A0);
+    assert_eq!(status, HSA_STATUS_SUCCESS);
+    assert!(!load.unwrap().marked, "memory reader: loaded as it is");
+    let file = temp_file(&unknown, 0);
+    let creates = runtime.creates_from_file();
+    let reader = runtime.create_from_file(file.as_raw_fd()).unwrap();
+    assert_eq!(
+        runtime.creates_from_file() - creates,
+        1,
+        "file reader: the runtime's own create-from-file, as for the memory reader"
+    );
+    let (status, load) = runtime.load(hsa_executable_t { handle: 1 }, A0, reader);
+    assert_eq!(status, HSA_STATUS_SUCCESS);
+    let load = load.unwrap();
+    assert!(load.from_file && !load.marked);
+    assert_eq!(runtime.destroy(reader), HSA_STATUS_SUCCESS);
+}
+
+#[test]
 fn the_table_is_restored_and_left() {
     let fakes = [
         READER_CREATE_FROM_MEMORY,

@@ -722,9 +722,10 @@ impl Backend for FakeBackend {
 
     fn rewrite(
         &self,
-        code_object: &[u8],
+        object: &hotswap_code_object::CodeObject<'_>,
         request: &Request<'_>,
     ) -> Result<Rewritten, RetargetError> {
+        let code_object = object.bytes();
         self.calls.fetch_add(1, Ordering::SeqCst);
         *self.last.lock().unwrap_or_else(|e| e.into_inner()) =
             (request.source_isa.to_owned(), request.target_isa.to_owned());

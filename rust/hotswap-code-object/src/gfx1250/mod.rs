@@ -65,8 +65,9 @@ pub mod walker;
 #[rustfmt::skip]
 mod operand_table;
 
-use crate::elf::{self, AddressMap, Header, STT_FUNC, STT_OBJECT};
-use crate::isa::{self, IsaError};
+use crate::elf::{self, AddressMap, STT_FUNC, STT_OBJECT};
+use crate::isa::IsaError;
+use crate::object::CodeObject;
 use walker::{DecodeError, Decoded, Family};
 
 /// The classes of A0-relevant sites, with the stable names of the JSON output.
@@ -404,20 +405,30 @@ pub fn instructions(
 /// skipped; a malformed instruction stream is reported in
 /// [`Analysis::unknown`]. Never panics.
 pub fn analyze(code_object: &[u8]) -> Result<Analysis, AnalyzeError> {
-    let header = Header::parse(code_object).map_err(|e| AnalyzeError::Isa(isa::elf_error(e)))?;
-    let processor = isa::processor_from_header(&header).map_err(AnalyzeError::Isa)?;
+    analyze_object(&CodeObject::parse(code_object).map_err(AnalyzeError::Isa)?)
+}
+
+/// [`analyze`] of an object already parsed: the view's tables are read once
+/// and stay there for the rewrite that follows.
+pub fn analyze_object(object: &CodeObject<'_>) -> Result<Analysis, AnalyzeError> {
+    let code_object = object.bytes();
+    let header = object.header();
+    let processor = object.processor().map_err(AnalyzeError::Isa)?;
     if !is_gfx125(processor) {
         return Err(AnalyzeError::NotGfx125(processor));
     }
-    let isa_name = isa::isa_name_from_header(&header).map_err(AnalyzeError::Isa)?;
-    let map = AddressMap::new(&header, code_object);
-    let sections = header.sections(code_object);
-    let mut symbols = header.symbols(code_object, elf::SHT_SYMTAB);
-    if symbols.is_empty() {
-        symbols = header.symbols(code_object, elf::SHT_DYNSYM);
+    let isa_name = object.isa_name().map_err(AnalyzeError::Isa)?;
+    let map = object.address_map();
+    let sections = object.sections();
+    let mut table = object.symbols(elf::SHT_SYMTAB);
+    if table.is_empty() {
+        table = object.symbols(elf::SHT_DYNSYM);
     }
     let mut seen = std::collections::HashSet::new();
-    symbols.retain(|s| s.is_defined() && seen.insert((s.name, s.value, s.sym_type)));
+    let symbols: Vec<&elf::Symbol<'_>> = table
+        .iter()
+        .filter(|s| s.is_defined() && seen.insert((s.name, s.value, s.sym_type)))
+        .collect();
 
     let mut functions: Vec<(String, FunctionKind, u64, u64)> = symbols
         .iter()
@@ -484,7 +495,7 @@ pub fn analyze(code_object: &[u8]) -> Result<Analysis, AnalyzeError> {
     for (name, kind, vaddr, size) in functions {
         let function = walk_function(
             code_object,
-            &map,
+            map,
             name,
             kind,
             vaddr,

@@ -51,8 +51,9 @@ use std::sync::Arc;
 use super::islands;
 use super::vgpr_mode::{self, Flow, Mode};
 use super::{ds2, Patch, RewriteError, SiteInfo};
-use crate::elf::{self, AddressMap, Header};
+use crate::elf::{self, AddressMap};
 use crate::gfx1250::{self, Analysis, FunctionKind};
+use crate::object::CodeObject;
 
 /// The name of the section holding the moved functions.
 pub const TEXT_SECTION: &str = ".hotswap.a0.text";
@@ -642,21 +643,20 @@ fn emit_islands(
 /// (sorted by offset; copied code gets them too), `sites` the DS2 sites (all
 /// of them, in address order), `analysis` the input's analysis.
 pub(super) fn place(
-    bytes: &[u8],
+    object: &CodeObject<'_>,
     fixes: &[Patch],
     analysis: &Analysis,
     sites: &[SiteInfo],
 ) -> Result<Placement, RewriteError> {
-    let header =
-        Header::parse(bytes).map_err(|e| RewriteError::NotCodeObject(crate::isa::elf_error(e)))?;
-    let map = AddressMap::new(&header, bytes);
-    let sections = header.sections(bytes);
-    if sections.is_empty() || header.segments(bytes).is_empty() {
+    let bytes = object.bytes();
+    let map = object.address_map();
+    let sections = object.sections();
+    if sections.is_empty() || object.segments().is_empty() {
         return Err(refuse(
             "no section or program headers: not a loadable code object".into(),
         ));
     }
-    check_tables(bytes, &sections)?;
+    check_tables(bytes, sections)?;
 
     // The functions to move: each distinct range holding a DS2 site.
     // Site addresses, sorted: a function holds one when the first site at or
@@ -693,7 +693,7 @@ pub(super) fn place(
                 f.name
             )));
         }
-        let insns = walk(bytes, &map, &f.name, f.vaddr, f.size)?;
+        let insns = walk(bytes, map, &f.name, f.vaddr, f.size)?;
         moving.push(Moving {
             name: Arc::from(f.name.as_str()),
             kernel_only: f.kind == FunctionKind::KernelEntry,
@@ -781,7 +781,7 @@ pub(super) fn place(
     }
 
     // Where the region goes.
-    let segments = header.segments(bytes);
+    let segments = object.segments();
     let vend = segments
         .iter()
         .filter(|s| s.p_type == elf::PT_LOAD)
@@ -986,7 +986,7 @@ pub(super) fn place(
         if moved {
             continue;
         }
-        let insns = walk(bytes, &map, &f.name, f.vaddr, f.size)?;
+        let insns = walk(bytes, map, &f.name, f.vaddr, f.size)?;
         for pc in pc_computations(bytes, &insns, &f.name)? {
             if let Some(r) = map_target(&moving, pc.target) {
                 let to = r.map_err(|()| {
@@ -1054,7 +1054,7 @@ pub(super) fn place(
         }
     }
     // Relocations that point into moved functions, or patch moved code.
-    check_relocations(bytes, &header, &sections, &moving)?;
+    check_relocations(object, &moving)?;
 
     // The new tables.
     let code_size = (region.len() - pad) as u64;
@@ -1398,14 +1398,10 @@ fn check_tables(bytes: &[u8], sections: &[elf::Section<'_>]) -> Result<(), Rewri
 
 /// Refuses relocations whose target, or whose patched location, lies in a
 /// moved function.
-fn check_relocations(
-    bytes: &[u8],
-    header: &Header,
-    sections: &[elf::Section<'_>],
-    moving: &[Moving],
-) -> Result<(), RewriteError> {
+fn check_relocations(object: &CodeObject<'_>, moving: &[Moving]) -> Result<(), RewriteError> {
+    let (bytes, sections) = (object.bytes(), object.sections());
     let inside = |v: u64| moving.iter().find(|m| v >= m.vaddr && v - m.vaddr < m.size);
-    let dynsym = header.symbols(bytes, elf::SHT_DYNSYM);
+    let dynsym = object.symbols(elf::SHT_DYNSYM);
     for s in sections.iter().filter(|s| s.sh_type == 4 || s.sh_type == 9) {
         let Some(data) = s.data(bytes) else { continue };
         let entry = if s.sh_type == 4 { 24 } else { 16 };
@@ -1437,9 +1433,13 @@ fn check_relocations(
 /// The moved-function map of a rewritten object (its marker), or `None` when
 /// the object carries no (well-formed) marker.
 pub fn moved_functions(code_object: &[u8]) -> Option<Vec<MovedRange>> {
-    let header = Header::parse(code_object).ok()?;
-    let section = header.section_by_name(code_object, MARKER_SECTION.as_bytes())?;
-    let area = section.data(code_object)?;
+    moved_functions_of(&CodeObject::parse(code_object).ok()?)
+}
+
+/// [`moved_functions`] of an object already parsed.
+pub fn moved_functions_of(object: &CodeObject<'_>) -> Option<Vec<MovedRange>> {
+    let section = object.section_by_name(MARKER_SECTION.as_bytes())?;
+    let area = section.data(object.bytes())?;
     for note in elf::notes(area) {
         let note = note.ok()?;
         if note.name != MARKER_OWNER || note.note_type != NT_HOTSWAP_MOVED {

@@ -844,9 +844,9 @@ fn check_invariants(input: &[u8], options: &Options) -> Result<bool, String> {
     if r.bytes.len() != input.len() {
         return Err("size changed".into());
     }
-    let header = Header::parse(input).map_err(|e| e.reason().to_owned())?;
-    let mut allowed = code_ranges(&header, input);
-    if let Ok(Some(desc)) = metadata_descriptor(&header, input) {
+    let object = CodeObject::parse(input).map_err(|e| e.to_string())?;
+    let mut allowed = code_ranges(&object);
+    if let Ok(Some(desc)) = object.metadata_note() {
         let at = offset_within(input, desc).unwrap() as u64;
         allowed.push((at, at + desc.len() as u64));
     }

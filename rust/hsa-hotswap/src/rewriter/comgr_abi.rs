@@ -20,6 +20,7 @@ use std::ffi::{c_char, CStr, CString};
 use super::{Backend, BackendKind, Request, RetargetError, Rewritten};
 use crate::comgr::{self, DataApi, DataHandle, Status};
 use crate::dl::Library;
+use hotswap_code_object::CodeObject;
 
 /// `amd_comgr_hotswap_rewrite` (node `amd_comgr_3.2`).
 type RewriteFn =
@@ -212,9 +213,10 @@ impl Backend for ComgrAbi {
 
     fn rewrite(
         &self,
-        code_object: &[u8],
+        object: &CodeObject<'_>,
         request: &Request<'_>,
     ) -> Result<Rewritten, RetargetError> {
+        let code_object = object.bytes();
         let (Ok(source), Ok(target)) = (
             CString::new(request.source_isa),
             CString::new(request.target_isa),

@@ -45,7 +45,7 @@ use std::sync::{Condvar, Mutex, OnceLock};
 
 use hotswap_code_object::elf::Header;
 use hotswap_code_object::isa_name::{features_of, processor_of};
-use hotswap_code_object::{isa, metadata, EM_AMDGPU};
+use hotswap_code_object::{CodeObject, EM_AMDGPU};
 
 use crate::config::{Config, HSA_HOTSWAP_REWRITER, REWRITER_NATIVE};
 use crate::dl::Library;
@@ -137,10 +137,11 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn kind(&self) -> BackendKind;
     /// For log lines: the ABI and the library.
     fn describe(&self) -> &str;
-    /// One rewrite of `code_object` for `request`.
+    /// One rewrite of `object` (parsed once by the caller; a backend that
+    /// reads the object reads this view) for `request`.
     fn rewrite(
         &self,
-        code_object: &[u8],
+        object: &CodeObject<'_>,
         request: &Request<'_>,
     ) -> Result<Rewritten, RetargetError>;
     /// What names this backend across processes, for the persistent rewrite
@@ -470,11 +471,11 @@ fn is_amdgpu_elf(bytes: &[u8]) -> bool {
 }
 
 /// Warns when the metadata note names another target than the header.
-fn cross_check_metadata(code_object: &[u8]) {
-    let Ok(header_isa) = isa::isa_name(code_object) else {
+fn cross_check_metadata(object: &CodeObject<'_>) {
+    let Ok(header_isa) = object.isa_name() else {
         return;
     };
-    match metadata::read(code_object) {
+    match object.metadata() {
         Ok(m) => match m.target.as_deref() {
             Some(target) if target.replace("-unknown-", "--") != header_isa => log::warn!(
                 "code object metadata says amdhsa.target {target} but its ELF header says {header_isa}"
@@ -490,12 +491,13 @@ fn cross_check_metadata(code_object: &[u8]) {
 /// One rewrite through `backend`, with the output checks every backend gets.
 pub fn retarget_with(
     backend: &dyn Backend,
-    code_object: &[u8],
+    object: &CodeObject<'_>,
     request: &Request<'_>,
 ) -> Result<Retargeted, RetargetError> {
-    cross_check_metadata(code_object);
+    cross_check_metadata(object);
     let (source, target) = (request.source_isa, request.target_isa);
-    let rewritten = backend.rewrite(code_object, request)?;
+    let code_object = object.bytes();
+    let rewritten = backend.rewrite(object, request)?;
     let size = rewritten.bytes().len();
     if !is_amdgpu_elf(rewritten.bytes()) {
         log::warn!("rewrite {source} -> {target} returned {size} bytes that are not an AMDGPU ELF");

@@ -16,6 +16,7 @@
 //! remain is returned partly fixed, with one warning.
 
 use hotswap_code_object::rewrite::{self, Options, Plan, Retag, RewriteError};
+use hotswap_code_object::CodeObject;
 
 use super::{Backend, BackendKind, Profile, Request, RetargetError, RewriteFlags, Rewritten};
 use crate::config::{Config, HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL};
@@ -52,9 +53,9 @@ impl Native {
         })
     }
 
-    /// The plan for `code_object`, or the error the tool and the C API get.
-    fn plan(&self, code_object: &[u8]) -> Result<Plan, RetargetError> {
-        rewrite::plan_b0_to_a0(code_object, &self.options).map_err(refusal)
+    /// The plan for `object`, or the error the tool and the C API get.
+    fn plan(&self, object: &CodeObject<'_>) -> Result<Plan, RetargetError> {
+        rewrite::plan_object(object, &self.options).map_err(refusal)
     }
 }
 
@@ -144,13 +145,13 @@ impl Backend for Native {
 
     fn rewrite(
         &self,
-        code_object: &[u8],
+        object: &CodeObject<'_>,
         request: &Request<'_>,
     ) -> Result<Rewritten, RetargetError> {
         if request.profile() != Some(Profile::B0ToA0) || request.flags != RewriteFlags::default() {
             return Err(RetargetError::Unsupported);
         }
-        let plan = self.plan(code_object)?;
+        let plan = self.plan(object)?;
         log_summary(&plan);
         if let Some(Retag::KeptSizeChanged(n)) = plan.report.retag {
             log::info!(
@@ -165,7 +166,9 @@ impl Backend for Native {
                 plan.report.remaining.len()
             );
         }
-        Rewritten::from_fill(plan.output_len(), |out| plan.write_into(code_object, out))
+        Rewritten::from_fill(plan.output_len(), |out| {
+            plan.write_into(object.bytes(), out)
+        })
     }
 }
 
@@ -217,6 +220,10 @@ mod tests {
 
     const P: &str = "amdgcn-amd-amdhsa--";
 
+    fn view(bytes: &[u8]) -> CodeObject<'_> {
+        CodeObject::parse(bytes).unwrap()
+    }
+
     fn b0_to_a0<'a>(source: &'a str, target: &'a str) -> Request<'a> {
         Request {
             source_isa: source,
@@ -234,7 +241,7 @@ mod tests {
         );
         let native = Native::new(Options::default());
         let Retargeted::Changed(out) =
-            retarget_with(&native, &input, &b0_to_a0(&source, &target)).unwrap()
+            retarget_with(&native, &view(&input), &b0_to_a0(&source, &target)).unwrap()
         else {
             panic!("expected new bytes");
         };
@@ -245,14 +252,14 @@ mod tests {
         // gfx1250-strict names the A0 target too.
         let strict = format!("{P}gfx1250-strict");
         assert!(matches!(
-            retarget_with(&native, &input, &b0_to_a0(&source, &strict)),
+            retarget_with(&native, &view(&input), &b0_to_a0(&source, &strict)),
             Ok(Retargeted::Changed(_))
         ));
         // Nothing to fix: unchanged.
         assert!(matches!(
             retarget_with(
                 &native,
-                hotswap_code_object::GFX1250_PROBE,
+                &view(hotswap_code_object::GFX1250_PROBE),
                 &b0_to_a0(&source, &target)
             ),
             Ok(Retargeted::Unchanged)
@@ -265,7 +272,7 @@ mod tests {
         let (source, target) = (format!("{P}gfx1250"), format!("{P}gfx1250{A0_FEATURE}"));
         let Retargeted::Changed(out) = retarget_with(
             &Native::new(Options::default()),
-            &input,
+            &view(&input),
             &b0_to_a0(&source, &target),
         )
         .unwrap() else {
@@ -292,7 +299,7 @@ mod tests {
         let (source, target) = (format!("{P}gfx1250"), format!("{P}gfx1250{A0_FEATURE}"));
         let e = retarget_with(
             &Native::new(Options::default()),
-            &input,
+            &view(&input),
             &b0_to_a0(&source, &target),
         )
         .unwrap_err();
@@ -323,7 +330,7 @@ mod tests {
             ..Options::default()
         });
         assert!(matches!(
-            retarget_with(&partial, &input, &b0_to_a0(&source, &target)),
+            retarget_with(&partial, &view(&input), &b0_to_a0(&source, &target)),
             Ok(Retargeted::Unchanged)
         ));
     }
@@ -336,7 +343,7 @@ mod tests {
         let a0 = format!("{P}gfx1250{A0_FEATURE}");
         for (s, t) in [(&b0, &b0), (&a0, &b0)] {
             assert_eq!(
-                native.rewrite(&input, &b0_to_a0(s, t)).unwrap_err(),
+                native.rewrite(&view(&input), &b0_to_a0(s, t)).unwrap_err(),
                 RetargetError::Unsupported
             );
         }
@@ -348,7 +355,7 @@ mod tests {
             ..b0_to_a0(&b0, &a0)
         };
         assert_eq!(
-            native.rewrite(&input, &flagged).unwrap_err(),
+            native.rewrite(&view(&input), &flagged).unwrap_err(),
             RetargetError::Unsupported
         );
         // An object the header says is another processor, or already A0.
@@ -358,15 +365,12 @@ mod tests {
         gfx942[48..52].copy_from_slice(&0xe4cu32.to_le_bytes());
         for object in [strict, gfx942] {
             assert_eq!(
-                native.rewrite(&object, &b0_to_a0(&b0, &a0)).unwrap_err(),
+                native
+                    .rewrite(&view(&object), &b0_to_a0(&b0, &a0))
+                    .unwrap_err(),
                 RetargetError::Unsupported
             );
         }
-        // Not a code object at all: refused (a property of the bytes).
-        assert!(matches!(
-            native.rewrite(b"not an elf", &b0_to_a0(&b0, &a0)),
-            Err(RetargetError::Refused(_))
-        ));
     }
 
     #[test]

@@ -81,7 +81,7 @@ mod abi;
 mod call;
 mod load;
 
-use hotswap_code_object::isa;
+use hotswap_code_object::CodeObject;
 
 pub use abi::SONAME;
 pub use load::{exports_translate, find};
@@ -112,7 +112,7 @@ impl Backend for Rocjitsu {
 
     fn rewrite(
         &self,
-        code_object: &[u8],
+        object: &CodeObject<'_>,
         request: &Request<'_>,
     ) -> Result<Rewritten, RetargetError> {
         let (source, target) = (request.source_isa, request.target_isa);
@@ -129,7 +129,7 @@ impl Backend for Rocjitsu {
             );
             return Err(RetargetError::Unsupported);
         }
-        match isa::processor(code_object) {
+        match object.processor() {
             Ok("gfx1250") => {}
             other => {
                 log::debug!(
@@ -143,7 +143,7 @@ impl Backend for Rocjitsu {
                 return Err(RetargetError::Unsupported);
             }
         }
-        let call = call::call(self.entry, self.free, code_object);
+        let call = call::call(self.entry, self.free, object.bytes());
         call.log_summary();
         call.into_result()
     }
