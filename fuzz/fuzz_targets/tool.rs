@@ -190,7 +190,8 @@ impl Model {
         if !self.recorded(&reader.bytes, reader.file.is_some()) || !self.candidate(agent) {
             return None;
         }
-        let source = code_object::isa_name(&reader.bytes).ok()?;
+        let object = code_object::CodeObject::parse(&reader.bytes).ok()?;
+        let source = code_object::isa_name(&object).ok()?;
         let pair = self.pair(self.gpu(agent)?, &source)?;
         let output = self.answer.as_ref()?.output_for(&reader.bytes).ok()?;
         (is_amdgpu_elf(&output) && output[..] != reader.bytes[..]).then_some((output, pair))

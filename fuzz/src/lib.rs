@@ -233,9 +233,10 @@ impl Backend for FuzzRewriter {
 
     fn rewrite(
         &self,
-        code_object: &[u8],
+        object: &hsa_hotswap::internals::code_object::CodeObject<'_>,
         request: &Request<'_>,
     ) -> Result<Rewritten, RetargetError> {
+        let code_object = object.bytes();
         lock(&self.calls).push((request.source_isa.to_owned(), request.target_isa.to_owned()));
         let answer = lock(&self.answer).clone();
         let bytes = answer
