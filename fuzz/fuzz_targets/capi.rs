@@ -253,6 +253,10 @@ fn retarget(control: &mut Control<'_>, payload: &[u8], window: (usize, usize)) {
         _ if elf.is_null() || object.is_empty() => (Err(HOTSWAP_STATUS_INVALID_ARGUMENT), false),
         (_, None, _) | (_, _, None) => (Err(HOTSWAP_STATUS_INVALID_ARGUMENT), false),
         (None, _, _) => (Err(HOTSWAP_STATUS_REWRITER_UNAVAILABLE), false),
+        // A malformed ELF header is refused before any rewriter sees it.
+        _ if code_object::CodeObject::parse(object).is_err() => {
+            (Err(HOTSWAP_STATUS_REWRITE_REFUSED), false)
+        }
         (Some(answer), _, _) => (
             match answer.output_for(object) {
                 Err(e) => Err(e.status()),
