@@ -237,21 +237,32 @@ fn sites(list: &[SiteInfo]) -> Vec<SiteOut> {
 fn changes(report: &rewrite::Report) -> Vec<ChangeOut> {
     // Where an address of a moved function is executed now: its offset in
     // the function is kept up to the first split before it, so map through
-    // the splits (each grows by new_len - 8).
+    // the splits (each grows by new_len - 8). Logarithmic per address: the
+    // moved functions by original address, the growth as prefix sums.
+    let mut moved: Vec<&rewrite::MovedFunction> = report.moved.iter().collect();
+    moved.sort_by_key(|m| m.original_vaddr);
+    let mut grown: Vec<(u64, u64)> = report
+        .grown
+        .iter()
+        .map(|g| (g.site.vaddr, u64::from(g.new_len) - u64::from(g.site.len)))
+        .collect();
+    grown.sort_unstable();
+    let mut grown_before = Vec::with_capacity(grown.len() + 1);
+    grown_before.push(0u64);
+    for &(_, by) in &grown {
+        grown_before.push(grown_before[grown_before.len() - 1] + by);
+    }
+    let growth_before = |vaddr: u64| grown_before[grown.partition_point(|g| g.0 < vaddr)];
     let executed = |vaddr: u64| -> u64 {
-        let Some(m) = report
-            .moved
-            .iter()
-            .find(|m| vaddr >= m.original_vaddr && vaddr - m.original_vaddr < m.original_size)
+        let i = moved.partition_point(|m| m.original_vaddr <= vaddr);
+        let Some(m) = i
+            .checked_sub(1)
+            .map(|i| moved[i])
+            .filter(|m| vaddr - m.original_vaddr < m.original_size)
         else {
             return vaddr;
         };
-        let growth: u64 = report
-            .grown
-            .iter()
-            .filter(|g| g.site.vaddr >= m.original_vaddr && g.site.vaddr < vaddr)
-            .map(|g| u64::from(g.new_len) - u64::from(g.site.len))
-            .sum();
+        let growth = growth_before(vaddr) - growth_before(m.original_vaddr);
         // Islands before the site (those that precede it included).
         let islands = report
             .islands
