@@ -413,7 +413,7 @@ impl std::error::Error for RewriteError {}
 /// Rewrites a gfx1250 B0 code object (a bare ELF) for A0: see the module
 /// documentation. The output has the input's size and layout.
 pub fn rewrite_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Rewrite, RewriteError> {
-    let mut plan = plan_b0_to_a0(code_object, options)?;
+    let mut plan = plan(code_object, options)?;
     let mut bytes = prepend(code_object, std::mem::take(&mut plan.tail));
     plan.patch(&mut bytes[..plan.len]);
     Ok(Rewrite {
@@ -422,10 +422,10 @@ pub fn rewrite_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Rewrite
     })
 }
 
-/// `input` followed by `tail`, built in `tail`'s own allocation: the output
-/// of a growing rewrite never coexists with a second copy of what it
-/// appends (a large buffer grows in place), so the rewrite's peak extra
-/// memory is about the output itself.
+/// `input` followed by `tail`, built in `tail`'s own allocation, which
+/// placement made large enough for both: the output of a growing rewrite
+/// never coexists with a second copy of what it appends, so the rewrite's
+/// peak extra memory is about the output itself.
 fn prepend(input: &[u8], mut tail: Vec<u8>) -> Vec<u8> {
     let appended = tail.len();
     tail.reserve_exact(input.len());
@@ -437,6 +437,15 @@ fn prepend(input: &[u8], mut tail: Vec<u8>) -> Vec<u8> {
 
 /// [`rewrite_b0_to_a0`] without the copy: the patches and the report.
 pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, RewriteError> {
+    let mut plan = plan(code_object, options)?;
+    // Without the room for the input, which only `rewrite_b0_to_a0` fills.
+    plan.tail.shrink_to_fit();
+    Ok(plan)
+}
+
+/// [`plan_b0_to_a0`], the tail in an allocation with room for the input
+/// before it (see [`prepend`]).
+fn plan(code_object: &[u8], options: &Options) -> Result<Plan, RewriteError> {
     match isa::processor(code_object).map_err(RewriteError::NotCodeObject)? {
         "gfx1250" => {}
         "gfx1250-strict" => return Err(RewriteError::AlreadyA0),

@@ -136,7 +136,10 @@ pub struct MovedRange {
 pub(super) struct Placement {
     /// Same-size edits of the original bytes (headers, descriptors, literals).
     pub patches: Vec<Patch>,
-    /// The bytes appended after the original end.
+    /// The bytes appended after the original end, in an allocation with
+    /// room for the original bytes too (its capacity is at least the
+    /// output's size), so that the whole output can be built in it without
+    /// a second copy of the tail.
     pub tail: Vec<u8>,
     pub moved: Vec<MovedFunction>,
     pub sites: Vec<GrownSite>,
@@ -826,25 +829,30 @@ pub(super) fn place(
     // region is written straight into it (no second copy).
     let pad = (region_off - bytes.len() as u64) as usize;
     // Room for the new tables too, so that the tail is never reallocated
-    // (a reallocation would hold a large tail twice). The copied sections
-    // are bounded by the object: they lie in it.
+    // (a reallocation would hold a large tail twice): the three sections
+    // copied (the names, `.symtab` and its strings, which `check_tables`
+    // found), bounded by the object since they lie in it.
     let table_bytes = {
         let count = |at: usize| usize::from(elf::u16_at(bytes, at).unwrap_or(0));
-        let copied: usize = sections
-            .iter()
-            .enumerate()
-            .filter(|&(i, s)| {
-                i == count(62) || matches!(s.sh_type, 2 | 3) // SHT_SYMTAB, SHT_STRTAB
-            })
-            .map(|(_, s)| s.data(bytes).map_or(0, <[u8]>::len))
-            .sum();
+        let symtab = sections.iter().find(|s| s.sh_type == elf::SHT_SYMTAB);
+        let copied: usize = [
+            sections.get(count(62)),
+            symtab,
+            symtab.and_then(|st| sections.get(st.link as usize)),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|s| s.data(bytes).map_or(0, <[u8]>::len))
+        .sum();
         let per_moved: usize = moving
             .iter()
             .map(|m| m.name.len() + SYMBOL_SUFFIX.len() + 1 + 24 + 32)
             .sum();
         (count(56) + 1) * 56 + (count(60) + 2) * 64 + copied.min(bytes.len()) + per_moved + 256
     };
-    let mut region: Vec<u8> = Vec::with_capacity(pad + code_len + table_bytes);
+    // And room for the input before all of it: the output of
+    // `rewrite_b0_to_a0` is built in this allocation ([`Placement::tail`]).
+    let mut region: Vec<u8> = Vec::with_capacity(bytes.len() + pad + code_len + table_bytes);
     region.resize(pad, 0);
     for fi in 0..moving.len() {
         let m = &moving[fi];
@@ -1323,6 +1331,8 @@ pub(super) fn place(
             }
         }
     }
+    // The estimate held: the output fits in the tail's allocation.
+    debug_assert!(tail.capacity() - tail.len() >= bytes.len());
     Ok(Placement {
         patches,
         tail,
