@@ -166,26 +166,59 @@ struct Insn {
     len: usize,
 }
 
-/// The instructions of one walked function, four bytes each: the offset of
-/// each from the function's start (a moved function's instruction lists are
-/// held together until its image is written, so their size is most of the
-/// rewrite's extra memory).
+/// Instructions per block of [`Insns`]: a block spans at most 32 of the
+/// longest encodings (5 dwords), so an offset from its base fits in a u8.
+const BLOCK: usize = 32;
+
+/// The instructions of one walked function, a little over a byte each: the
+/// offset of each from the function's start, then the end of the last, kept
+/// as a u32 base per [`BLOCK`] offsets and, per offset, its distance from
+/// its block's base in dwords (every gfx1250 encoding is 1 to 5 dwords). A
+/// moved function's instruction lists are held together until its image is
+/// written, at the rewrite's peak memory, so their element size matters.
 #[derive(Debug, Default)]
 struct Insns {
     vaddr: u64,
     /// The function's offset in the object.
     at: usize,
-    /// Each instruction's offset from the start, then the end of the last.
-    offsets: Vec<u32>,
+    /// The byte offset of every [`BLOCK`]-th offset.
+    bases: Vec<u32>,
+    /// Each offset's distance from its block's base, in dwords.
+    rel: Vec<u8>,
 }
 
 impl Insns {
     fn len(&self) -> usize {
-        self.offsets.len().saturating_sub(1)
+        self.rel.len().saturating_sub(1)
+    }
+
+    /// Appends the next offset (at or after the last one); false when it
+    /// is not a whole number of dwords past its block's base or too far.
+    fn push(&mut self, off: u32) -> bool {
+        let i = self.rel.len();
+        if i % BLOCK == 0 {
+            self.bases.push(off);
+        }
+        let d = off.wrapping_sub(self.bases[i / BLOCK]);
+        match u8::try_from(d / 4) {
+            Ok(r) if d % 4 == 0 => {
+                self.rel.push(r);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Offset `i` (`i <= len()`).
+    fn offset(&self, i: usize) -> u32 {
+        self.bases[i / BLOCK] + 4 * u32::from(self.rel[i])
     }
 
     fn get(&self, i: usize) -> Option<Insn> {
-        let (&start, &end) = (self.offsets.get(i)?, self.offsets.get(i + 1)?);
+        if i >= self.len() {
+            return None;
+        }
+        let (start, end) = (self.offset(i), self.offset(i + 1));
         Some(Insn {
             vaddr: self.vaddr + u64::from(start),
             at: self.at + start as usize,
@@ -202,6 +235,14 @@ impl Insns {
         (0..self.len()).map(|i| self.at(i))
     }
 
+    /// The block holding offset `off` and the range of its instruction
+    /// indices (the end offset excluded).
+    fn block_of(&self, off: u32) -> (usize, std::ops::Range<usize>) {
+        let b = self.bases.partition_point(|&base| base <= off).max(1) - 1;
+        let first = b * BLOCK;
+        (b, first..(first + BLOCK).min(self.len()).max(first))
+    }
+
     /// The index of the instruction at `vaddr` (`Err`: none starts there).
     fn index_of_vaddr(&self, vaddr: u64) -> Result<usize, usize> {
         let Some(off) = vaddr
@@ -210,14 +251,30 @@ impl Insns {
         else {
             return Err(0);
         };
-        self.offsets[..self.len()].binary_search(&off)
+        if self.len() == 0 {
+            return Err(0);
+        }
+        let (b, range) = self.block_of(off);
+        let d = off - self.bases[b];
+        let r = u8::try_from(d / 4).map_err(|_| range.end)?;
+        if d % 4 != 0 {
+            return Err(range.start);
+        }
+        let first = range.start;
+        self.rel[range]
+            .binary_search(&r)
+            .map(|k| first + k)
+            .map_err(|k| first + k)
     }
 
     /// The index of the instruction holding object offset `at` (which must
     /// lie in the function).
     fn index_holding(&self, at: usize) -> usize {
         let off = (at - self.at) as u32;
-        self.offsets[..self.len()].partition_point(|&o| o <= off) - 1
+        let (b, range) = self.block_of(off);
+        let d = off - self.bases[b];
+        let first = range.start;
+        first + self.rel[range].partition_point(|&r| 4 * u32::from(r) <= d) - 1
     }
 }
 
@@ -239,7 +296,16 @@ fn walk(
     if size > u64::from(u32::MAX) - 64 {
         return Err(refuse(format!("function {name}: 4 GiB or larger")));
     }
-    let mut offsets = Vec::new();
+    let mut insns = Insns {
+        vaddr,
+        at: start,
+        ..Insns::default()
+    };
+    let unexpected = || {
+        refuse(format!(
+            "function {name}: an encoding of an unexpected size"
+        ))
+    };
     let mut off = 0u64;
     for insn in gfx1250::instructions(code, vaddr) {
         if off >= size {
@@ -247,21 +313,20 @@ fn walk(
         }
         let insn = insn
             .map_err(|(at, _)| refuse(format!("function {name}: undecodable at vaddr {at:#x}")))?;
-        offsets.push(off as u32);
+        if !insns.push(off as u32) {
+            return Err(unexpected());
+        }
         off += insn.bytes.len() as u64;
     }
-    if off < size && !offsets.is_empty() {
+    if off < size && !insns.rel.is_empty() {
         return Err(refuse(format!("function {name}: walk ended early")));
     }
-    if !offsets.is_empty() {
-        offsets.push(off as u32);
+    if !insns.rel.is_empty() && !insns.push(off as u32) {
+        return Err(unexpected());
     }
-    offsets.shrink_to_fit();
-    Ok(Insns {
-        vaddr,
-        at: start,
-        offsets,
-    })
+    insns.bases.shrink_to_fit();
+    insns.rel.shrink_to_fit();
+    Ok(insns)
 }
 
 fn sop1_op(w0: u32) -> Option<u32> {
@@ -464,7 +529,7 @@ struct Moving {
 impl Moving {
     /// The image offset of instruction `i` (`i == len`: the image's end).
     fn new_off(&self, i: usize) -> u64 {
-        u64::from(self.insns.offsets[i]) + self.shifts.at(i)
+        u64::from(self.insns.offset(i)) + self.shifts.at(i)
     }
 
     /// The image address of `target` when it lies in this function.
@@ -1476,4 +1541,75 @@ pub fn moved_functions(code_object: &[u8]) -> Option<Vec<MovedRange>> {
         );
     }
     None
+}
+
+#[cfg(test)]
+mod insns_tests {
+    use super::{Insns, BLOCK};
+
+    /// Offsets of instructions of 1 to 5 dwords, against a plain list.
+    fn check(lens: &[u32]) {
+        let mut insns = Insns {
+            vaddr: 0x1000,
+            at: 0x200,
+            ..Insns::default()
+        };
+        let mut plain = vec![0u32];
+        for &l in lens {
+            plain.push(plain.last().unwrap() + l);
+        }
+        for &o in &plain {
+            assert!(insns.push(o));
+        }
+        assert_eq!(insns.len(), lens.len());
+        for (i, &o) in plain.iter().enumerate() {
+            assert_eq!(insns.offset(i), o);
+        }
+        for i in 0..lens.len() {
+            let insn = insns.at(i);
+            assert_eq!(
+                (insn.vaddr, insn.at, insn.len),
+                (
+                    0x1000 + u64::from(plain[i]),
+                    0x200 + plain[i] as usize,
+                    lens[i] as usize
+                )
+            );
+            for b in 0..lens[i] as usize {
+                assert_eq!(insns.index_holding(insn.at + b), i);
+            }
+        }
+        assert!(insns.get(lens.len()).is_none());
+        let end = *plain.last().unwrap();
+        for off in 0..end + 24 {
+            let expect = plain[..lens.len()].binary_search(&off).is_ok();
+            let found = insns.index_of_vaddr(0x1000 + u64::from(off));
+            assert_eq!(found.is_ok(), expect, "offset {off}");
+            if let Ok(i) = found {
+                assert_eq!(plain[i], off);
+            }
+        }
+        assert!(insns.index_of_vaddr(0xfff).is_err());
+    }
+
+    #[test]
+    fn compact_offsets_agree_with_a_plain_list_across_blocks() {
+        check(&[]);
+        check(&[4]);
+        check(&[20; BLOCK - 1]);
+        check(&[20; BLOCK]);
+        check(&[20; 3 * BLOCK + 5]);
+        let mixed: Vec<u32> = (0..200).map(|i| 4 * (1 + (i * 7 + i / 3) % 5)).collect();
+        check(&mixed);
+    }
+
+    #[test]
+    fn an_offset_a_u8_cannot_hold_is_refused() {
+        let mut insns = Insns::default();
+        assert!(insns.push(0));
+        assert!(!insns.push(2), "not a whole dword");
+        let mut insns = Insns::default();
+        assert!(insns.push(0));
+        assert!(!insns.push(4 * 256), "too far from the block's base");
+    }
 }
