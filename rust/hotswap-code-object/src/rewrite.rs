@@ -451,7 +451,7 @@ fn plan(code_object: &[u8], options: &Options) -> Result<Plan, RewriteError> {
         "gfx1250-strict" => return Err(RewriteError::AlreadyA0),
         other => return Err(RewriteError::NotGfx1250(other)),
     }
-    let analysis = gfx1250::analyze(code_object).map_err(|e| match e {
+    let mut analysis = gfx1250::analyze(code_object).map_err(|e| match e {
         AnalyzeError::Isa(e) => RewriteError::NotCodeObject(e),
         AnalyzeError::NotGfx125(p) => RewriteError::NotGfx1250(p),
     })?;
@@ -556,6 +556,7 @@ fn plan(code_object: &[u8], options: &Options) -> Result<Plan, RewriteError> {
     ] {
         list.sort_by_key(|s| (s.file_offset, s.class));
         list.dedup_by_key(|s| (s.file_offset, s.class));
+        list.shrink_to_fit(); // held to the end, at the peak of a growth
     }
     if !report.remaining.is_empty() && !options.allow_partial {
         return Err(RewriteError::NeedsGrowth(report.remaining));
@@ -567,6 +568,11 @@ fn plan(code_object: &[u8], options: &Options) -> Result<Plan, RewriteError> {
         })
         .map(|(file_offset, bytes, _, _)| Patch { file_offset, bytes })
         .collect();
+    // Placement reads the functions' ranges, not their sites (now in the
+    // report's lists): they go before the output is allocated.
+    for f in &mut analysis.functions {
+        f.sites = Vec::new();
+    }
 
     let (retag, patch) = retag_note(&header, code_object)?;
     report.retag = Some(retag);
@@ -577,10 +583,26 @@ fn plan(code_object: &[u8], options: &Options) -> Result<Plan, RewriteError> {
     if !ds2_sites.is_empty() {
         // Growth: the copies get the same-size fixes too.
         let placed = placement::place(code_object, &patches, &analysis, &ds2_sites)?;
+        drop(analysis);
         patches.extend(placed.patches);
         patches.sort_by_key(|p| p.file_offset);
         tail = placed.tail;
-        report.grown = placed.sites;
+        // The sites move into the report: `placed.sites` follows their
+        // order, each one once.
+        let mut sites = ds2_sites.into_iter().enumerate();
+        report.grown = placed
+            .sites
+            .into_iter()
+            .filter_map(|p| {
+                let (_, site) = sites.find(|(k, _)| *k == p.site)?;
+                Some(GrownSite {
+                    site,
+                    new_vaddr: p.new_vaddr,
+                    new_len: p.new_len,
+                    fix: p.fix,
+                })
+            })
+            .collect();
         report.moved = placed.moved;
         report.clauses_removed = placed.clauses_removed;
         report.islands = placed.islands;

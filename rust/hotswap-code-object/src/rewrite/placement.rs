@@ -142,10 +142,22 @@ pub(super) struct Placement {
     /// a second copy of the tail.
     pub tail: Vec<u8>,
     pub moved: Vec<MovedFunction>,
-    pub sites: Vec<GrownSite>,
+    /// The DS2 sites fixed, in the order of `place`'s `sites`.
+    pub sites: Vec<PlacedSite>,
     /// Clauses in moved code replaced by `s_nop 0`.
     pub clauses_removed: usize,
     pub islands: Vec<BranchIsland>,
+}
+
+/// Where the replacement of one DS2 site went: a [`GrownSite`] without the
+/// site, which the caller owns (`site` is its index in `place`'s `sites`),
+/// so that the report's sites are moved there rather than copied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct PlacedSite {
+    pub site: usize,
+    pub new_vaddr: u64,
+    pub new_len: u32,
+    pub fix: &'static str,
 }
 
 /// Why growth was refused: becomes [`RewriteError::Growth`].
@@ -450,25 +462,42 @@ fn write_literal(out: &mut [u8], literal: Literal, shift: usize, value: u64) {
 /// with the function's instruction count).
 #[derive(Default)]
 struct Splits {
-    /// (instruction index, replacement, swapped), by index.
-    items: Vec<(u32, Vec<u8>, bool)>,
+    /// (instruction index, start in `bytes`, length, swapped), by index.
+    items: Vec<(u32, usize, u32, bool)>,
+    /// The replacements, one after another (one allocation per function,
+    /// not one per site).
+    bytes: Vec<u8>,
 }
 
 impl Splits {
     fn insert(&mut self, index: usize, split: (Vec<u8>, bool)) {
         let index = index as u32;
+        let item = (index, self.bytes.len(), split.0.len() as u32, split.1);
+        self.bytes.extend_from_slice(&split.0);
         let at = self.items.partition_point(|x| x.0 < index);
         if self.items.get(at).is_some_and(|x| x.0 == index) {
-            self.items[at] = (index, split.0, split.1);
+            self.items[at] = item;
         } else {
-            self.items.insert(at, (index, split.0, split.1));
+            self.items.insert(at, item);
         }
     }
 
     fn get(&self, index: usize) -> Option<(&[u8], bool)> {
         let index = u32::try_from(index).ok()?;
         let at = self.items.binary_search_by_key(&index, |x| x.0).ok()?;
-        Some((&self.items[at].1, self.items[at].2))
+        let (_, start, len, swapped) = self.items[at];
+        Some((&self.bytes[start..start + len as usize], swapped))
+    }
+
+    /// Gives back the room left by growing (they are held to the end).
+    fn shrink_to_fit(&mut self) {
+        self.items.shrink_to_fit();
+        self.bytes.shrink_to_fit();
+    }
+
+    /// (instruction index, replacement length), by index.
+    fn lens(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.items.iter().map(|x| (x.0, u64::from(x.2)))
     }
 
     fn contains_key(&self, index: usize) -> bool {
@@ -664,11 +693,10 @@ fn place_islands(bytes: &[u8], m: &mut Moving) -> Result<(), RewriteError> {
 /// minus the original's).
 fn split_growth(m: &Moving) -> Vec<(u32, u64)> {
     m.splits
-        .items
-        .iter()
-        .map(|(i, bytes, _)| {
-            let len = m.insns.at(*i as usize).len;
-            (i + 1, (bytes.len() as u64).saturating_sub(len as u64))
+        .lens()
+        .map(|(i, new_len)| {
+            let len = m.insns.at(i as usize).len;
+            (i + 1, new_len.saturating_sub(len as u64))
         })
         .collect()
 }
@@ -785,7 +813,9 @@ pub(super) fn place(
     let is_kernel = |m: &Moving| m.kernel_only || entries.binary_search(&m.vaddr).is_ok();
 
     // Pass 1: the splits, the layout of each image.
-    let mut grown: Vec<(usize, usize, SiteInfo)> = Vec::new(); // (function, insn, site)
+    // (function, instruction, index in `sites`), in the order of `sites`
+    // (the moved functions are disjoint and in address order).
+    let mut grown: Vec<(u32, u32, usize)> = Vec::with_capacity(sites.len());
     for (fi, m) in moving.iter_mut().enumerate() {
         m.pcs = pc_computations(bytes, &m.insns, &m.name)?;
         let changes_mode = m.insns.iter().any(|i| {
@@ -815,9 +845,10 @@ pub(super) fn place(
             None
         };
         let first = sites.partition_point(|s| s.vaddr < m.vaddr);
-        for s in sites[first..]
+        for (k, s) in sites[first..]
             .iter()
             .take_while(|s| s.vaddr - m.vaddr < m.size)
+            .enumerate()
         {
             let Ok(idx) = m.insns.index_of_vaddr(s.vaddr) else {
                 return Err(refuse(format!("{s}: not an instruction boundary")));
@@ -835,8 +866,9 @@ pub(super) fn place(
             let split = ds2::split(&bytes[insn.at..insn.at + insn.len], mode)
                 .map_err(|e| refuse(format!("{s}: {e}")))?;
             m.splits.insert(idx, split);
-            grown.push((fi, idx, s.clone()));
+            grown.push((fi as u32, idx as u32, first + k));
         }
+        m.splits.shrink_to_fit();
         m.shifts = Shifts::new(split_growth(m));
         m.image_len = m.new_off(m.insns.len());
         if m.image_len > u64::from(u32::MAX) {
@@ -1354,9 +1386,9 @@ pub(super) fn place(
     let sites = grown
         .into_iter()
         .map(|(fi, idx, site)| {
-            let m = &moving[fi];
+            let (m, idx) = (&moving[fi as usize], idx as usize);
             let (split, swapped) = m.splits.get(idx).expect("a split site");
-            GrownSite {
+            PlacedSite {
                 site,
                 new_vaddr: m.new_vaddr + m.new_off(idx),
                 new_len: split.len() as u32,
