@@ -222,10 +222,12 @@ impl Insns {
     }
 
     /// Offset `i` (`i <= len()`).
+    #[inline]
     fn offset(&self, i: usize) -> u32 {
         self.bases[i / BLOCK] + 4 * u32::from(self.rel[i])
     }
 
+    #[inline]
     fn get(&self, i: usize) -> Option<Insn> {
         if i >= self.len() {
             return None;
@@ -239,12 +241,28 @@ impl Insns {
     }
 
     /// Instruction `i` (`i < len()`).
+    #[inline]
     fn at(&self, i: usize) -> Insn {
         self.get(i).expect("an instruction index")
     }
 
+    /// The instructions in order (each offset read once).
     fn iter(&self) -> impl Iterator<Item = Insn> + '_ {
-        (0..self.len()).map(|i| self.at(i))
+        let mut start = if self.rel.is_empty() {
+            0
+        } else {
+            self.offset(0)
+        };
+        (1..=self.len()).map(move |i| {
+            let end = self.offset(i);
+            let insn = Insn {
+                vaddr: self.vaddr + u64::from(start),
+                at: self.at + start as usize,
+                len: (end - start) as usize,
+            };
+            start = end;
+            insn
+        })
     }
 
     /// The block holding offset `off` and the range of its instruction
@@ -493,6 +511,13 @@ impl Splits {
     fn shrink_to_fit(&mut self) {
         self.items.shrink_to_fit();
         self.bytes.shrink_to_fit();
+    }
+
+    /// (instruction index, replacement), by index.
+    fn iter(&self) -> impl Iterator<Item = (usize, &[u8])> + '_ {
+        self.items
+            .iter()
+            .map(|&(i, start, len, _)| (i as usize, &self.bytes[start..start + len as usize]))
     }
 
     /// (instruction index, replacement length), by index.
@@ -967,10 +992,12 @@ pub(super) fn place(
         };
         let image_start = region.len();
         let mut island = 0usize;
+        // The splits in index order, met as the instructions are.
+        let mut splits = m.splits.iter().peekable();
         for (i, insn) in m.insns.iter().enumerate() {
             let new_vaddr = m.new_vaddr + m.new_off(i);
             emit_islands(&mut region, m, &mut island, i, new_vaddr)?;
-            if let Some((split, _)) = m.splits.get(i) {
+            if let Some((_, split)) = splits.next_if(|s| s.0 == i) {
                 region.extend_from_slice(split);
                 continue;
             }
