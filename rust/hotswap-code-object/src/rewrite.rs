@@ -421,7 +421,7 @@ pub fn rewrite_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Rewrite
 /// [`rewrite_b0_to_a0`] of an object already parsed.
 pub fn rewrite_object(object: &CodeObject<'_>, options: &Options) -> Result<Rewrite, RewriteError> {
     let code_object = object.bytes();
-    let mut plan = plan_object(object, options)?;
+    let mut plan = plan(object, options)?;
     let mut bytes = prepend(code_object, std::mem::take(&mut plan.tail));
     plan.patch(&mut bytes[..plan.len]);
     Ok(Rewrite {
@@ -430,10 +430,10 @@ pub fn rewrite_object(object: &CodeObject<'_>, options: &Options) -> Result<Rewr
     })
 }
 
-/// `input` followed by `tail`, built in `tail`'s own allocation: the output
-/// of a growing rewrite never coexists with a second copy of what it
-/// appends (a large buffer grows in place), so the rewrite's peak extra
-/// memory is about the output itself.
+/// `input` followed by `tail`, built in `tail`'s own allocation, which
+/// placement made large enough for both: the output of a growing rewrite
+/// never coexists with a second copy of what it appends, so the rewrite's
+/// peak extra memory is about the output itself.
 fn prepend(input: &[u8], mut tail: Vec<u8>) -> Vec<u8> {
     let appended = tail.len();
     tail.reserve_exact(input.len());
@@ -452,13 +452,22 @@ pub fn plan_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Plan, Rewr
 /// [`plan_b0_to_a0`] of an object already parsed: the analysis, the checks,
 /// the retag and the growth placement all read this one view.
 pub fn plan_object(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError> {
+    let mut plan = plan(object, options)?;
+    // Without the room for the input, which only `rewrite_object` fills.
+    plan.tail.shrink_to_fit();
+    Ok(plan)
+}
+
+/// [`plan_object`], the tail in an allocation with room for the input
+/// before it (see [`prepend`]).
+fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError> {
     let code_object = object.bytes();
     match object.processor().map_err(RewriteError::NotCodeObject)? {
         "gfx1250" => {}
         "gfx1250-strict" => return Err(RewriteError::AlreadyA0),
         other => return Err(RewriteError::NotGfx1250(other)),
     }
-    let analysis = gfx1250::analyze_object(object).map_err(|e| match e {
+    let mut analysis = gfx1250::analyze_object(object).map_err(|e| match e {
         AnalyzeError::Isa(e) => RewriteError::NotCodeObject(e),
         AnalyzeError::NotGfx125(p) => RewriteError::NotGfx1250(p),
     })?;
@@ -560,6 +569,7 @@ pub fn plan_object(object: &CodeObject<'_>, options: &Options) -> Result<Plan, R
     ] {
         list.sort_by_key(|s| (s.file_offset, s.class));
         list.dedup_by_key(|s| (s.file_offset, s.class));
+        list.shrink_to_fit(); // held to the end, at the peak of a growth
     }
     if !report.remaining.is_empty() && !options.allow_partial {
         return Err(RewriteError::NeedsGrowth(report.remaining));
@@ -571,6 +581,11 @@ pub fn plan_object(object: &CodeObject<'_>, options: &Options) -> Result<Plan, R
         })
         .map(|(file_offset, bytes, _, _)| Patch { file_offset, bytes })
         .collect();
+    // Placement reads the functions' ranges, not their sites (now in the
+    // report's lists): they go before the output is allocated.
+    for f in &mut analysis.functions {
+        f.sites = Vec::new();
+    }
 
     let (retag, patch) = retag_note(object)?;
     report.retag = Some(retag);
@@ -581,10 +596,26 @@ pub fn plan_object(object: &CodeObject<'_>, options: &Options) -> Result<Plan, R
     if !ds2_sites.is_empty() {
         // Growth: the copies get the same-size fixes too.
         let placed = placement::place(object, &patches, &analysis, &ds2_sites)?;
+        drop(analysis);
         patches.extend(placed.patches);
         patches.sort_by_key(|p| p.file_offset);
         tail = placed.tail;
-        report.grown = placed.sites;
+        // The sites move into the report: `placed.sites` follows their
+        // order, each one once.
+        let mut sites = ds2_sites.into_iter().enumerate();
+        report.grown = placed
+            .sites
+            .into_iter()
+            .filter_map(|p| {
+                let (_, site) = sites.find(|(k, _)| *k == p.site)?;
+                Some(GrownSite {
+                    site,
+                    new_vaddr: p.new_vaddr,
+                    new_len: p.new_len,
+                    fix: p.fix,
+                })
+            })
+            .collect();
         report.moved = placed.moved;
         report.clauses_removed = placed.clauses_removed;
         report.islands = placed.islands;

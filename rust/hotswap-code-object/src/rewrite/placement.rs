@@ -137,13 +137,28 @@ pub struct MovedRange {
 pub(super) struct Placement {
     /// Same-size edits of the original bytes (headers, descriptors, literals).
     pub patches: Vec<Patch>,
-    /// The bytes appended after the original end.
+    /// The bytes appended after the original end, in an allocation with
+    /// room for the original bytes too (its capacity is at least the
+    /// output's size), so that the whole output can be built in it without
+    /// a second copy of the tail.
     pub tail: Vec<u8>,
     pub moved: Vec<MovedFunction>,
-    pub sites: Vec<GrownSite>,
+    /// The DS2 sites fixed, in the order of `place`'s `sites`.
+    pub sites: Vec<PlacedSite>,
     /// Clauses in moved code replaced by `s_nop 0`.
     pub clauses_removed: usize,
     pub islands: Vec<BranchIsland>,
+}
+
+/// Where the replacement of one DS2 site went: a [`GrownSite`] without the
+/// site, which the caller owns (`site` is its index in `place`'s `sites`),
+/// so that the report's sites are moved there rather than copied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct PlacedSite {
+    pub site: usize,
+    pub new_vaddr: u64,
+    pub new_len: u32,
+    pub fix: &'static str,
 }
 
 /// Why growth was refused: becomes [`RewriteError::Growth`].
@@ -164,26 +179,61 @@ struct Insn {
     len: usize,
 }
 
-/// The instructions of one walked function, four bytes each: the offset of
-/// each from the function's start (a moved function's instruction lists are
-/// held together until its image is written, so their size is most of the
-/// rewrite's extra memory).
+/// Instructions per block of [`Insns`]: a block spans at most 32 of the
+/// longest encodings (5 dwords), so an offset from its base fits in a u8.
+const BLOCK: usize = 32;
+
+/// The instructions of one walked function, a little over a byte each: the
+/// offset of each from the function's start, then the end of the last, kept
+/// as a u32 base per [`BLOCK`] offsets and, per offset, its distance from
+/// its block's base in dwords (every gfx1250 encoding is 1 to 5 dwords). A
+/// moved function's instruction lists are held together until its image is
+/// written, at the rewrite's peak memory, so their element size matters.
 #[derive(Debug, Default)]
 struct Insns {
     vaddr: u64,
     /// The function's offset in the object.
     at: usize,
-    /// Each instruction's offset from the start, then the end of the last.
-    offsets: Vec<u32>,
+    /// The byte offset of every [`BLOCK`]-th offset.
+    bases: Vec<u32>,
+    /// Each offset's distance from its block's base, in dwords.
+    rel: Vec<u8>,
 }
 
 impl Insns {
     fn len(&self) -> usize {
-        self.offsets.len().saturating_sub(1)
+        self.rel.len().saturating_sub(1)
     }
 
+    /// Appends the next offset (at or after the last one); false when it
+    /// is not a whole number of dwords past its block's base or too far.
+    fn push(&mut self, off: u32) -> bool {
+        let i = self.rel.len();
+        if i % BLOCK == 0 {
+            self.bases.push(off);
+        }
+        let d = off.wrapping_sub(self.bases[i / BLOCK]);
+        match u8::try_from(d / 4) {
+            Ok(r) if d % 4 == 0 => {
+                self.rel.push(r);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Offset `i` (`i <= len()`).
+    #[inline]
+    fn offset(&self, i: usize) -> u32 {
+        self.bases[i / BLOCK] + 4 * u32::from(self.rel[i])
+    }
+
+    #[inline]
     fn get(&self, i: usize) -> Option<Insn> {
-        let (&start, &end) = (self.offsets.get(i)?, self.offsets.get(i + 1)?);
+        if i >= self.len() {
+            return None;
+        }
+        let (start, end) = (self.offset(i), self.offset(i + 1));
         Some(Insn {
             vaddr: self.vaddr + u64::from(start),
             at: self.at + start as usize,
@@ -192,12 +242,36 @@ impl Insns {
     }
 
     /// Instruction `i` (`i < len()`).
+    #[inline]
     fn at(&self, i: usize) -> Insn {
         self.get(i).expect("an instruction index")
     }
 
+    /// The instructions in order (each offset read once).
     fn iter(&self) -> impl Iterator<Item = Insn> + '_ {
-        (0..self.len()).map(|i| self.at(i))
+        let mut start = if self.rel.is_empty() {
+            0
+        } else {
+            self.offset(0)
+        };
+        (1..=self.len()).map(move |i| {
+            let end = self.offset(i);
+            let insn = Insn {
+                vaddr: self.vaddr + u64::from(start),
+                at: self.at + start as usize,
+                len: (end - start) as usize,
+            };
+            start = end;
+            insn
+        })
+    }
+
+    /// The block holding offset `off` and the range of its instruction
+    /// indices (the end offset excluded).
+    fn block_of(&self, off: u32) -> (usize, std::ops::Range<usize>) {
+        let b = self.bases.partition_point(|&base| base <= off).max(1) - 1;
+        let first = b * BLOCK;
+        (b, first..(first + BLOCK).min(self.len()).max(first))
     }
 
     /// The index of the instruction at `vaddr` (`Err`: none starts there).
@@ -208,14 +282,30 @@ impl Insns {
         else {
             return Err(0);
         };
-        self.offsets[..self.len()].binary_search(&off)
+        if self.len() == 0 {
+            return Err(0);
+        }
+        let (b, range) = self.block_of(off);
+        let d = off - self.bases[b];
+        let r = u8::try_from(d / 4).map_err(|_| range.end)?;
+        if d % 4 != 0 {
+            return Err(range.start);
+        }
+        let first = range.start;
+        self.rel[range]
+            .binary_search(&r)
+            .map(|k| first + k)
+            .map_err(|k| first + k)
     }
 
     /// The index of the instruction holding object offset `at` (which must
     /// lie in the function).
     fn index_holding(&self, at: usize) -> usize {
         let off = (at - self.at) as u32;
-        self.offsets[..self.len()].partition_point(|&o| o <= off) - 1
+        let (b, range) = self.block_of(off);
+        let d = off - self.bases[b];
+        let first = range.start;
+        first + self.rel[range].partition_point(|&r| 4 * u32::from(r) <= d) - 1
     }
 }
 
@@ -237,7 +327,16 @@ fn walk(
     if size > u64::from(u32::MAX) - 64 {
         return Err(refuse(format!("function {name}: 4 GiB or larger")));
     }
-    let mut offsets = Vec::new();
+    let mut insns = Insns {
+        vaddr,
+        at: start,
+        ..Insns::default()
+    };
+    let unexpected = || {
+        refuse(format!(
+            "function {name}: an encoding of an unexpected size"
+        ))
+    };
     let mut off = 0u64;
     for insn in gfx1250::instructions(code, vaddr) {
         if off >= size {
@@ -245,21 +344,20 @@ fn walk(
         }
         let insn = insn
             .map_err(|(at, _)| refuse(format!("function {name}: undecodable at vaddr {at:#x}")))?;
-        offsets.push(off as u32);
+        if !insns.push(off as u32) {
+            return Err(unexpected());
+        }
         off += insn.bytes.len() as u64;
     }
-    if off < size && !offsets.is_empty() {
+    if off < size && !insns.rel.is_empty() {
         return Err(refuse(format!("function {name}: walk ended early")));
     }
-    if !offsets.is_empty() {
-        offsets.push(off as u32);
+    if !insns.rel.is_empty() && !insns.push(off as u32) {
+        return Err(unexpected());
     }
-    offsets.shrink_to_fit();
-    Ok(Insns {
-        vaddr,
-        at: start,
-        offsets,
-    })
+    insns.bases.shrink_to_fit();
+    insns.rel.shrink_to_fit();
+    Ok(insns)
 }
 
 fn sop1_op(w0: u32) -> Option<u32> {
@@ -383,25 +481,49 @@ fn write_literal(out: &mut [u8], literal: Literal, shift: usize, value: u64) {
 /// with the function's instruction count).
 #[derive(Default)]
 struct Splits {
-    /// (instruction index, replacement, swapped), by index.
-    items: Vec<(u32, Vec<u8>, bool)>,
+    /// (instruction index, start in `bytes`, length, swapped), by index.
+    items: Vec<(u32, usize, u32, bool)>,
+    /// The replacements, one after another (one allocation per function,
+    /// not one per site).
+    bytes: Vec<u8>,
 }
 
 impl Splits {
     fn insert(&mut self, index: usize, split: (Vec<u8>, bool)) {
         let index = index as u32;
+        let item = (index, self.bytes.len(), split.0.len() as u32, split.1);
+        self.bytes.extend_from_slice(&split.0);
         let at = self.items.partition_point(|x| x.0 < index);
         if self.items.get(at).is_some_and(|x| x.0 == index) {
-            self.items[at] = (index, split.0, split.1);
+            self.items[at] = item;
         } else {
-            self.items.insert(at, (index, split.0, split.1));
+            self.items.insert(at, item);
         }
     }
 
     fn get(&self, index: usize) -> Option<(&[u8], bool)> {
         let index = u32::try_from(index).ok()?;
         let at = self.items.binary_search_by_key(&index, |x| x.0).ok()?;
-        Some((&self.items[at].1, self.items[at].2))
+        let (_, start, len, swapped) = self.items[at];
+        Some((&self.bytes[start..start + len as usize], swapped))
+    }
+
+    /// Gives back the room left by growing (they are held to the end).
+    fn shrink_to_fit(&mut self) {
+        self.items.shrink_to_fit();
+        self.bytes.shrink_to_fit();
+    }
+
+    /// (instruction index, replacement), by index.
+    fn iter(&self) -> impl Iterator<Item = (usize, &[u8])> + '_ {
+        self.items
+            .iter()
+            .map(|&(i, start, len, _)| (i as usize, &self.bytes[start..start + len as usize]))
+    }
+
+    /// (instruction index, replacement length), by index.
+    fn lens(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.items.iter().map(|x| (x.0, u64::from(x.2)))
     }
 
     fn contains_key(&self, index: usize) -> bool {
@@ -462,7 +584,7 @@ struct Moving {
 impl Moving {
     /// The image offset of instruction `i` (`i == len`: the image's end).
     fn new_off(&self, i: usize) -> u64 {
-        u64::from(self.insns.offsets[i]) + self.shifts.at(i)
+        u64::from(self.insns.offset(i)) + self.shifts.at(i)
     }
 
     /// The image address of `target` when it lies in this function.
@@ -597,11 +719,10 @@ fn place_islands(bytes: &[u8], m: &mut Moving) -> Result<(), RewriteError> {
 /// minus the original's).
 fn split_growth(m: &Moving) -> Vec<(u32, u64)> {
     m.splits
-        .items
-        .iter()
-        .map(|(i, bytes, _)| {
-            let len = m.insns.at(*i as usize).len;
-            (i + 1, (bytes.len() as u64).saturating_sub(len as u64))
+        .lens()
+        .map(|(i, new_len)| {
+            let len = m.insns.at(i as usize).len;
+            (i + 1, new_len.saturating_sub(len as u64))
         })
         .collect()
 }
@@ -717,7 +838,9 @@ pub(super) fn place(
     let is_kernel = |m: &Moving| m.kernel_only || entries.binary_search(&m.vaddr).is_ok();
 
     // Pass 1: the splits, the layout of each image.
-    let mut grown: Vec<(usize, usize, SiteInfo)> = Vec::new(); // (function, insn, site)
+    // (function, instruction, index in `sites`), in the order of `sites`
+    // (the moved functions are disjoint and in address order).
+    let mut grown: Vec<(u32, u32, usize)> = Vec::with_capacity(sites.len());
     for (fi, m) in moving.iter_mut().enumerate() {
         m.pcs = pc_computations(bytes, &m.insns, &m.name)?;
         let changes_mode = m.insns.iter().any(|i| {
@@ -747,9 +870,10 @@ pub(super) fn place(
             None
         };
         let first = sites.partition_point(|s| s.vaddr < m.vaddr);
-        for s in sites[first..]
+        for (k, s) in sites[first..]
             .iter()
             .take_while(|s| s.vaddr - m.vaddr < m.size)
+            .enumerate()
         {
             let Ok(idx) = m.insns.index_of_vaddr(s.vaddr) else {
                 return Err(refuse(format!("{s}: not an instruction boundary")));
@@ -767,8 +891,9 @@ pub(super) fn place(
             let split = ds2::split(&bytes[insn.at..insn.at + insn.len], mode)
                 .map_err(|e| refuse(format!("{s}: {e}")))?;
             m.splits.insert(idx, split);
-            grown.push((fi, idx, s.clone()));
+            grown.push((fi as u32, idx as u32, first + k));
         }
+        m.splits.shrink_to_fit();
         m.shifts = Shifts::new(split_growth(m));
         m.image_len = m.new_off(m.insns.len());
         if m.image_len > u64::from(u32::MAX) {
@@ -826,25 +951,30 @@ pub(super) fn place(
     // region is written straight into it (no second copy).
     let pad = (region_off - bytes.len() as u64) as usize;
     // Room for the new tables too, so that the tail is never reallocated
-    // (a reallocation would hold a large tail twice). The copied sections
-    // are bounded by the object: they lie in it.
+    // (a reallocation would hold a large tail twice): the three sections
+    // copied (the names, `.symtab` and its strings, which `check_tables`
+    // found), bounded by the object since they lie in it.
     let table_bytes = {
         let count = |at: usize| usize::from(elf::u16_at(bytes, at).unwrap_or(0));
-        let copied: usize = sections
-            .iter()
-            .enumerate()
-            .filter(|&(i, s)| {
-                i == count(62) || matches!(s.sh_type, 2 | 3) // SHT_SYMTAB, SHT_STRTAB
-            })
-            .map(|(_, s)| s.data(bytes).map_or(0, <[u8]>::len))
-            .sum();
+        let symtab = sections.iter().find(|s| s.sh_type == elf::SHT_SYMTAB);
+        let copied: usize = [
+            sections.get(count(62)),
+            symtab,
+            symtab.and_then(|st| sections.get(st.link as usize)),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|s| s.data(bytes).map_or(0, <[u8]>::len))
+        .sum();
         let per_moved: usize = moving
             .iter()
             .map(|m| m.name.len() + SYMBOL_SUFFIX.len() + 1 + 24 + 32)
             .sum();
         (count(56) + 1) * 56 + (count(60) + 2) * 64 + copied.min(bytes.len()) + per_moved + 256
     };
-    let mut region: Vec<u8> = Vec::with_capacity(pad + code_len + table_bytes);
+    // And room for the input before all of it: the output of
+    // `rewrite_b0_to_a0` is built in this allocation ([`Placement::tail`]).
+    let mut region: Vec<u8> = Vec::with_capacity(bytes.len() + pad + code_len + table_bytes);
     region.resize(pad, 0);
     for fi in 0..moving.len() {
         let m = &moving[fi];
@@ -862,10 +992,12 @@ pub(super) fn place(
         };
         let image_start = region.len();
         let mut island = 0usize;
+        // The splits in index order, met as the instructions are.
+        let mut splits = m.splits.iter().peekable();
         for (i, insn) in m.insns.iter().enumerate() {
             let new_vaddr = m.new_vaddr + m.new_off(i);
             emit_islands(&mut region, m, &mut island, i, new_vaddr)?;
-            if let Some((split, _)) = m.splits.get(i) {
+            if let Some((_, split)) = splits.next_if(|s| s.0 == i) {
                 region.extend_from_slice(split);
                 continue;
             }
@@ -1281,9 +1413,9 @@ pub(super) fn place(
     let sites = grown
         .into_iter()
         .map(|(fi, idx, site)| {
-            let m = &moving[fi];
+            let (m, idx) = (&moving[fi as usize], idx as usize);
             let (split, swapped) = m.splits.get(idx).expect("a split site");
-            GrownSite {
+            PlacedSite {
                 site,
                 new_vaddr: m.new_vaddr + m.new_off(idx),
                 new_len: split.len() as u32,
@@ -1323,6 +1455,8 @@ pub(super) fn place(
             }
         }
     }
+    // The estimate held: the output fits in the tail's allocation.
+    debug_assert!(tail.capacity() - tail.len() >= bytes.len());
     Ok(Placement {
         patches,
         tail,
@@ -1466,4 +1600,75 @@ pub fn moved_functions_of(object: &CodeObject<'_>) -> Option<Vec<MovedRange>> {
         );
     }
     None
+}
+
+#[cfg(test)]
+mod insns_tests {
+    use super::{Insns, BLOCK};
+
+    /// Offsets of instructions of 1 to 5 dwords, against a plain list.
+    fn check(lens: &[u32]) {
+        let mut insns = Insns {
+            vaddr: 0x1000,
+            at: 0x200,
+            ..Insns::default()
+        };
+        let mut plain = vec![0u32];
+        for &l in lens {
+            plain.push(plain.last().unwrap() + l);
+        }
+        for &o in &plain {
+            assert!(insns.push(o));
+        }
+        assert_eq!(insns.len(), lens.len());
+        for (i, &o) in plain.iter().enumerate() {
+            assert_eq!(insns.offset(i), o);
+        }
+        for i in 0..lens.len() {
+            let insn = insns.at(i);
+            assert_eq!(
+                (insn.vaddr, insn.at, insn.len),
+                (
+                    0x1000 + u64::from(plain[i]),
+                    0x200 + plain[i] as usize,
+                    lens[i] as usize
+                )
+            );
+            for b in 0..lens[i] as usize {
+                assert_eq!(insns.index_holding(insn.at + b), i);
+            }
+        }
+        assert!(insns.get(lens.len()).is_none());
+        let end = *plain.last().unwrap();
+        for off in 0..end + 24 {
+            let expect = plain[..lens.len()].binary_search(&off).is_ok();
+            let found = insns.index_of_vaddr(0x1000 + u64::from(off));
+            assert_eq!(found.is_ok(), expect, "offset {off}");
+            if let Ok(i) = found {
+                assert_eq!(plain[i], off);
+            }
+        }
+        assert!(insns.index_of_vaddr(0xfff).is_err());
+    }
+
+    #[test]
+    fn compact_offsets_agree_with_a_plain_list_across_blocks() {
+        check(&[]);
+        check(&[4]);
+        check(&[20; BLOCK - 1]);
+        check(&[20; BLOCK]);
+        check(&[20; 3 * BLOCK + 5]);
+        let mixed: Vec<u32> = (0..200).map(|i| 4 * (1 + (i * 7 + i / 3) % 5)).collect();
+        check(&mixed);
+    }
+
+    #[test]
+    fn an_offset_a_u8_cannot_hold_is_refused() {
+        let mut insns = Insns::default();
+        assert!(insns.push(0));
+        assert!(!insns.push(2), "not a whole dword");
+        let mut insns = Insns::default();
+        assert!(insns.push(0));
+        assert!(!insns.push(4 * 256), "too far from the block's base");
+    }
 }
