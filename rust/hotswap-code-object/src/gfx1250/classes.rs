@@ -503,6 +503,60 @@ impl A0Class {
     }
 }
 
+/// The number of encoding families (`Family` as an index).
+const FAMILIES: usize = Family::Vimage as usize + 1;
+/// Room for the encodings of one family (DS has the most, 14).
+const PER_FAMILY: usize = 16;
+
+/// The encodings of one family: `(class, encoding)`.
+struct FamilyIndex {
+    len: usize,
+    entries: [(A0Class, &'static Encoding); PER_FAMILY],
+}
+
+/// Per family, its encodings: those of the classes matched by opcode first,
+/// then the secondary ones, each group in table order (the order of an
+/// instruction's sites). Built at compile time.
+static BY_FAMILY: [FamilyIndex; FAMILIES] = {
+    let mut index = [const {
+        FamilyIndex {
+            len: 0,
+            entries: [(A0Class::ClusterLoad, &CLASSES[0].encodings[0]); PER_FAMILY],
+        }
+    }; FAMILIES];
+    let mut pass = 0;
+    while pass < 2 {
+        let mut c = 0;
+        while c < CLASSES.len() {
+            let mut e = 0;
+            while e < CLASSES[c].encodings.len() {
+                let encoding = &CLASSES[c].encodings[e];
+                if encoding.secondary == (pass == 1) {
+                    let f = encoding.family as usize;
+                    assert!(f < FAMILIES, "FAMILIES is not the number of families");
+                    let slot = &mut index[f];
+                    assert!(
+                        slot.len < PER_FAMILY,
+                        "more encodings of one family than PER_FAMILY"
+                    );
+                    slot.entries[slot.len] = (CLASSES[c].class, encoding);
+                    slot.len += 1;
+                }
+                e += 1;
+            }
+            c += 1;
+        }
+        pass += 1;
+    }
+    index
+};
+
+/// The encodings of `family`, in the order an instruction's sites take.
+pub(super) fn by_family(family: Family) -> &'static [(A0Class, &'static Encoding)] {
+    let slot = &BY_FAMILY[family as usize];
+    &slot.entries[..slot.len]
+}
+
 /// The family's name in the JSON export.
 pub fn family_name(family: Family) -> &'static str {
     match family {

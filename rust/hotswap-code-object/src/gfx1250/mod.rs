@@ -542,6 +542,7 @@ struct Context<'a> {
 
 /// Whether `insn` meets `condition` (`context`: `None` outside a function walk,
 /// where the forward scan cannot be made).
+#[inline]
 fn holds(condition: Condition, insn: &Instruction<'_>, context: Option<Context<'_>>) -> bool {
     let w0 = w(insn.bytes, 0);
     match condition {
@@ -556,29 +557,6 @@ fn holds(condition: Condition, insn: &Instruction<'_>, context: Option<Context<'
         }),
         Condition::FlatScratchBase64 => flat_scratch_base_64(insn).is_some(),
     }
-}
-
-/// The encodings of one family, the classes matched by opcode first, each
-/// group in table order: `(class, encoding)`.
-fn encodings_of(family: Family) -> &'static [(A0Class, &'static Encoding)] {
-    static INDEX: std::sync::OnceLock<Vec<Vec<(A0Class, &'static Encoding)>>> =
-        std::sync::OnceLock::new();
-    let index = INDEX.get_or_init(|| {
-        let mut index: Vec<Vec<(A0Class, &'static Encoding)>> = Vec::new();
-        for secondary in [false, true] {
-            for c in classes::CLASSES {
-                for e in c.encodings.iter().filter(|e| e.secondary == secondary) {
-                    let slot = e.family as usize;
-                    if index.len() <= slot {
-                        index.resize_with(slot + 1, Vec::new);
-                    }
-                    index[slot].push((c.class, e));
-                }
-            }
-        }
-        index
-    });
-    index.get(family as usize).map_or(&[], Vec::as_slice)
 }
 
 /// The encoding of `class` that `insn` is, if any.
@@ -609,7 +587,7 @@ fn classify(
 ) {
     let d = insn.decoded;
     let context = Some(Context { code, at, size });
-    for &(class, e) in encodings_of(d.family) {
+    for &(class, e) in classes::by_family(d.family) {
         if e.opcode.is_some_and(|op| op != d.op) || !holds(e.condition, insn, context) {
             continue;
         }
