@@ -786,6 +786,25 @@ mod tests {
     }
 
     #[test]
+    fn classes_order_in_the_cli_docs_is_the_tables() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let start = text
+            .find("in this order:")
+            .expect("docs/cli.md: no class order");
+        let end = start
+            + text[start..]
+                .find("(definitions")
+                .expect("docs/cli.md: no (definitions");
+        let listed: Vec<&str> = text[start..end].split('`').skip(1).step_by(2).collect();
+        let names: Vec<&str> = CLASSES.iter().map(|c| c.name).collect();
+        assert_eq!(
+            listed, names,
+            "docs/cli.md lists the classes in another order"
+        );
+    }
+
+    #[test]
     fn classes_rows_are_consistent() {
         for c in CLASSES {
             assert_eq!(c.class.as_str(), c.name);
