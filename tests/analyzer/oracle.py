@@ -37,6 +37,9 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+import a0_classes  # noqa: E402  (the class table's text side)
+
 # name, version, platform tag, file name, sha256, {processor: code objects found}
 WHEELS = [
     ("torch-spline-conv-rocm", "1.2.2.post7", "manylinux_2_32_x86_64",
@@ -75,9 +78,7 @@ WHEELS = [
 # growth benchmark, tests/growth, times this set).
 LARGE_WHEELS = {"jax-rocm10-pjrt"}
 
-CLASSES = ["cluster_load", "barrier_signal_isfirst", "s_clause", "s_sethalt", "ds_2addr",
-           "ds_addtid", "tensor_lds", "wmma_k128", "wmma_f4", "wmma_scale", "fp8_clamp",
-           "wmma_int_spacing", "flat_scratch_base_64"]
+CLASSES = a0_classes.NAMES
 
 # Control transfers that end the integer-WMMA spacing scan.
 CONTROL = {"s_endpgm", "s_endpgm_saved", "s_branch", "s_code_end", "s_set_pc_i64",
@@ -87,11 +88,6 @@ WIDE = re.compile(r"_(b64|u64|i64|f64)$")
 
 def base(mnemonic):
     return re.sub(r"_dpp$", "", mnemonic)
-
-
-def fp8_clamp(m, text):
-    return base(m) in {"v_cvt_pk_fp8_f32", "v_cvt_sr_fp8_f32", "v_cvt_f32_fp8_e64",
-                       "v_cvt_pk_fp8_f32_e64", "v_cvt_sr_fp8_f32_e64"} and re.search(r"\bclamp\b", text)
 
 
 def flat_scratch_base_64(m, text):
@@ -106,22 +102,55 @@ def flat_scratch_base_64(m, text):
     return bool(WIDE.search(stem)) or stem in {"v_pk_fma_f32", "v_pk_add_f32", "v_pk_mul_f32"}
 
 
-CLASS_RULES = {
-    "cluster_load": lambda m, t: m.startswith("cluster_load_"),
-    "barrier_signal_isfirst": lambda m, t: m == "s_barrier_signal_isfirst",
-    "s_clause": lambda m, t: m == "s_clause",
-    "s_sethalt": lambda m, t: m == "s_sethalt",
-    "ds_2addr": lambda m, t: re.match(r"ds_(load|store|storexchg)_2addr", m) is not None,
-    "ds_addtid": lambda m, t: m in {"ds_load_addtid_b32", "ds_store_addtid_b32"},
-    "tensor_lds": lambda m, t: m == "tensor_load_to_lds",
-    "wmma_k128": lambda m, t: re.fullmatch(r"v_wmma_f(16|32)_16x16x128_(fp8|bf8)_(fp8|bf8)", m) is not None,
-    "wmma_f4": lambda m, t: m in {"v_wmma_f32_32x16x128_f4", "v_wmma_scale_f32_32x16x128_f4",
-                                  "v_wmma_scale16_f32_32x16x128_f4"},
-    "wmma_scale": lambda m, t: m.startswith(("v_wmma_scale_", "v_wmma_scale16_")),
-    "fp8_clamp": fp8_clamp,
-    "flat_scratch_base_64": flat_scratch_base_64,
+def fewer_than_8_v_nops(insns, addrs, i):
+    """Fewer than 8 v_nops after addrs[i] before another VALU, a control
+    transfer or the function's end."""
+    nops = 0
+    for b in addrs[i + 1:]:
+        n = insns[b][0]
+        if n.startswith("v_nop"):
+            nops += 1
+            if nops >= 8:
+                return False
+        elif n.startswith("v_") or n in CONTROL or n.startswith("s_cbranch_"):
+            return True
+    return True
+
+
+# The table's conditions in llvm-objdump-22's text, written here from LLVM's
+# output (not from the classifier): (mnemonic, text, insns, addrs, index) -> bool.
+CONDITIONS = {
+    "always": lambda m, t, insns, addrs, i: True,
+    # LLVM has cluster loads of the global segment only.
+    "global_segment": lambda m, t, insns, addrs, i: True,
+    # The WMMA's matrix format is in the mnemonic.
+    "matrix_f8f6f4": lambda m, t, insns, addrs, i: True,
+    "matrix_f4": lambda m, t, insns, addrs, i: True,
+    "clamp": lambda m, t, insns, addrs, i: re.search(r"\bclamp\b", t) is not None,
+    "fewer_than_8_v_nops": lambda m, t, insns, addrs, i: fewer_than_8_v_nops(insns, addrs, i),
+    "flat_scratch_base_64_source": lambda m, t, insns, addrs, i: flat_scratch_base_64(m, t),
 }
-INT_WMMA = {"v_wmma_i32_16x16x64_iu8", "v_swmmac_i32_16x16x128_iu8"}
+
+
+def class_rule(name):
+    """The class in text terms: its pattern (every mnemonic when it has none)
+    and any of its encodings' conditions."""
+    pat = a0_classes.pattern(name)
+    conds = a0_classes.conditions(name)
+    unknown = [c for c in conds if c not in CONDITIONS]
+    if unknown:
+        raise SystemExit(f"error: oracle.py has no text-side check for condition(s) {unknown} "
+                         f"of class {name}: add them to CONDITIONS")
+    preds = [CONDITIONS[c] for c in conds]
+
+    def rule(m, t, insns, addrs, i):
+        if pat is not None and not pat.match(base(m)):
+            return False
+        return any(p(m, t, insns, addrs, i) for p in preds)
+    return rule
+
+
+CLASS_RULES = {name: class_rule(name) for name in CLASSES}
 
 
 def is_ci():
@@ -198,32 +227,18 @@ def oracle_counts(insns, addrs, f):
             counts["flat_scratch_base_64"] += 1
             continue
         for c, rule in CLASS_RULES.items():
-            if rule(m, t):
+            if rule(m, t, insns, addrs, i):
                 counts[c] += 1
-        if m in INT_WMMA:
-            nops = 0
-            for b in addrs[i + 1:]:
-                n = insns[b][0]
-                if n.startswith("v_nop"):
-                    nops += 1
-                    if nops >= 8:
-                        break
-                elif n.startswith("v_") or n in CONTROL or n.startswith("s_cbranch_"):
-                    break
-            if nops < 8:
-                counts["wmma_int_spacing"] += 1
     return counts
 
 
-def fixed_mnemonic(cls, mnemonic):
-    """What a same-size fix must disassemble to."""
-    if cls == "cluster_load":
-        return mnemonic.replace("cluster_load", "global_load")
-    if cls == "barrier_signal_isfirst":
-        return "s_barrier_signal"
-    if cls in ("s_clause", "s_sethalt"):
-        return "s_nop"
-    return None  # wmma_scale, flat_scratch_base_64: the same instruction
+def fix_encoding(cls, mnemonic):
+    """The class's same-size encoding whose sites have `mnemonic` (the
+    family's name for a class defined by an operand)."""
+    for e in a0_classes.same_size(cls):
+        if e["mnemonic"] == mnemonic:
+            return e
+    return None
 
 
 def check_fixes(mc, fixes):
@@ -239,18 +254,23 @@ def check_fixes(mc, fixes):
             lines = [l.strip() for l in r.stdout.splitlines() if l.strip() and not l.strip().startswith(".")]
             texts.append(lines[0] if lines and "invalid" not in r.stderr else "<invalid>")
         old, new = texts
-        want = fixed_mnemonic(cls, mnemonic)
-        ok = new != "<invalid>" and len(after) == len(before)
-        if cls == "flat_scratch_base_64":
+        e = fix_encoding(cls, mnemonic)
+        rule = e["rule"] if e else None
+        ok = e is not None and new != "<invalid>" and len(after) == len(before)
+        if rule == "flat_scratch_base_lo":
             # LLVM 22 cannot disassemble the B0 form (selector 231 in a 64-bit
             # source): the A0 form names src_flat_scratch_base_lo instead.
             ok = ok and "src_flat_scratch_base_lo" in new and "_hi" not in new
-        elif want is None:
-            ok = ok and new == old
-        else:
-            ok = ok and new.split()[0] == want
-            if cls in ("cluster_load", "barrier_signal_isfirst"):
+        elif rule == "scale_src2_vgpr0":
+            # Only an unprinted field changes: the same instruction.
+            ok = ok and new == old and new.split()[0] == e["replacement"]
+        elif rule in ("opcode", "s_nop_0"):
+            ok = ok and new.split()[0] == e["replacement"]
+            if rule == "opcode":
+                # Only the opcode changes: the operands stay.
                 ok = ok and new.split(None, 1)[1:] == old.split(None, 1)[1:]
+        elif rule is not None:
+            raise SystemExit(f"error: oracle.py has no text-side check for rule {rule} ({cls})")
         print(f"fix: {cls}: {old} -> {new}")
         if not ok:
             failures.append(f"same-size fix of {cls}: {old} -> {new}")

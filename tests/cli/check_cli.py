@@ -21,9 +21,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-CLASSES = ["cluster_load", "barrier_signal_isfirst", "s_clause", "s_sethalt", "ds_2addr",
-           "ds_addtid", "tensor_lds", "wmma_k128", "wmma_f4", "wmma_scale", "fp8_clamp",
-           "wmma_int_spacing", "flat_scratch_base_64"]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+import a0_classes  # noqa: E402  (the class table's text side)
+
+# The stable names, in the order of the JSON output (the order itself is pinned
+# by the crate's class_names_are_stable test and documented in docs/cli.md).
+CLASSES = a0_classes.NAMES
 
 
 def fail(msg):
@@ -126,6 +129,8 @@ def inspect(hotswap, objects):
             for s in f["sites"]:
                 if not f["offset"] <= s["offset"] < f["offset"] + f["size"]:
                     fail(f"{f['name']}: site {s['offset']:#x} outside [{f['offset']:#x}, +{f['size']})")
+                if s["fix"] not in a0_classes.fixes(s["class"]):
+                    fail(f"{f['name']}: site {s['offset']:#x}: a {s['class']} site cannot be {s['fix']}")
             counts = {k: sum(1 for s in f["sites"] if s["class"] == k) for k in CLASSES}
             if counts != f["a0"]:
                 fail(f"{f['name']}: a0 counts {f['a0']} differ from its sites {counts}")

@@ -59,6 +59,7 @@
 //! }
 //! ```
 
+pub mod classes;
 pub mod walker;
 
 #[allow(clippy::all)]
@@ -68,113 +69,61 @@ mod operand_table;
 use crate::elf::{self, AddressMap, STT_FUNC, STT_OBJECT};
 use crate::isa::IsaError;
 use crate::object::CodeObject;
+use classes::{Condition, Encoding, Rule};
 use walker::{DecodeError, Decoded, Family};
 
 /// The classes of A0-relevant sites, with the stable names of the JSON output.
+///
+/// What each class matches, how it is fixed and why is data: its row of
+/// [`classes::CLASSES`] (`A0Class::info`), exported as `data/a0-classes.json`
+/// and as the class table of `docs/how-it-works.md`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum A0Class {
-    /// `cluster_load_b32/b64/b128` and `cluster_load_async_to_lds_b8/b32/b64/b128`
-    /// (any address form): A0 must not execute cluster multicast. Same size: the
-    /// matching `global_load*` opcode (same operands; `global_load` never reads
-    /// `M0.wg_mask`).
+    /// `cluster_load_*`: same size, the matching `global_load_*`.
     ClusterLoad,
-    /// `s_barrier_signal_isfirst` (either operand form). Same size:
-    /// `s_barrier_signal` with the same operand (drops the SCC result; a later
-    /// SCC reader sees a stale value, accepted because the A0 isfirst result is
-    /// unreliable anyway).
+    /// `s_barrier_signal_isfirst`: same size, `s_barrier_signal`.
     BarrierSignalIsfirst,
-    /// `s_clause`: same size, `s_nop 0`. Whether a clause must change is the
-    /// rewriter's policy; every clause is reported.
+    /// `s_clause`: same size, `s_nop 0` (the rewriter's policy decides).
     SClause,
-    /// `s_sethalt`: same size, `s_nop 0` (a halt before LD_SCALE breaks the
-    /// implicit LD_SCALE+WMMA clause on A0).
+    /// `s_sethalt`: same size, `s_nop 0`.
     SSethalt,
-    /// DS two-address ops (`ds_load_2addr*`, `ds_store_2addr*`,
-    /// `ds_storexchg_2addr*`, 12 opcodes): A0 needs DS2 addresses aligned to the
-    /// payload; the split into two single-address ops grows the code.
+    /// DS two-address ops: growth (the DS2 split).
     Ds2addr,
-    /// `ds_load_addtid_b32` / `ds_store_addtid_b32`: A0 reads 16 bits of M0,
-    /// B0 20; the emulation grows the code.
+    /// `ds_load_addtid_b32` / `ds_store_addtid_b32`: growth.
     DsAddtid,
-    /// `tensor_load_to_lds` (every operand form): a non-zero workgroup mask is a
-    /// cluster multicast that hangs A0. Reported as growth: the same-size
-    /// definition-site literal rewrite needs a data-flow proof this analysis
-    /// does not make.
+    /// `tensor_load_to_lds`: growth.
     TensorLds,
-    /// The eight dense K=128 FP8/BF8 WMMAs (`v_wmma_{f16,f32}_16x16x128_{fp8,bf8}_{fp8,bf8}`,
-    /// VOP3P 0x80-0x87): absent on A0, split in two along K (growth).
+    /// The dense K=128 FP8/BF8 WMMAs: growth.
     WmmaK128,
-    /// `v_wmma_f32_32x16x128_f4`, standalone or scaled: absent on A0, split along
-    /// M (growth).
+    /// The 32x16x128 f4 WMMA, standalone or scaled: growth.
     WmmaF4,
-    /// Scaled WMMAs (VOP3PX2/PX3, 16 bytes). Block-32 scales
-    /// (`v_wmma_scale_*`): same size, the unused `scale_src2` field (bits
-    /// \[58:50\]) set to 0x100 (VGPR0), [`Site::needs_change`] telling whether it
-    /// is not already; block-16 scales (`v_wmma_scale16_*`): split (growth).
+    /// Scaled WMMAs: same size (block-32 scales) or growth (block-16).
     WmmaScale,
-    /// `v_cvt_pk_fp8_f32`, `v_cvt_sr_fp8_f32`, `v_cvt_f32_fp8` in VOP3 form with
-    /// CLAMP (bit 15) set: B0 converts to UE5M3, A0 ignores CLAMP; the software
-    /// emulation grows the code.
+    /// FP8 conversions with CLAMP: growth.
     Fp8Clamp,
-    /// An integer WMMA (`v_wmma_i32_16x16x64_iu8`, `v_swmmac_i32_16x16x128_iu8`)
-    /// followed, in its function, by fewer than 8 `v_nop`s before the first other
-    /// VALU instruction, control transfer (`s_branch`, `s_cbranch_*`,
-    /// `s_set_pc_i64`, `s_swap_pc_i64`, `s_rfe_i64`, `s_call_i64`, `s_endpgm*`,
-    /// `s_code_end`) or the function's end. A0 needs 8 independent VALU slots
-    /// (B0 4); inserting the missing `v_nop`s grows the code. Every other VALU is
-    /// taken as dependent (no operand analysis): this may report a site COMGR's
-    /// operand-aware scan would not, never the reverse. clang-22 emits 8
-    /// `v_nop`s, so its output has no such site.
+    /// An integer WMMA with fewer than 8 `v_nop`s after it: growth.
     WmmaIntSpacing,
-    /// A 64-bit source operand naming `src_flat_scratch_base_lo` (selector 230)
-    /// or `_hi` (231), both of which deliver the whole 64-bit base there on B0.
-    /// A0 accepts only selector 230 in scalar instructions and neither in vector
-    /// ones. Scalar (SOP1/SOP2/SOPC) with 231: same size (selector to 230);
-    /// scalar with 230: canonical, not a site; vector (VOP1/2/C/3, VOP3P,
-    /// VOPD/VOPD3): growth (the base must come from an SGPR pair). Source of the
-    /// facts: AMD's rocjitsu translator, `semantic/gfx1250_flat_scratch_base.h`
-    /// (ROCm/rocm-systems `emulation/rocjitsu`), and LLVM's gfx1250 operand
-    /// encodings (230/231). clang-22 emits it for private-to-flat casts
-    /// (`v_add_nc_u64 ..., src_flat_scratch_base_lo, ...`). Which positions are
-    /// 64 bits wide comes from LLVM's disassembler (the operand table).
+    /// A 64-bit source naming the flat scratch base: same size (scalar) or
+    /// growth (vector).
     FlatScratchBase64,
 }
 
 impl A0Class {
-    /// Every class, in the order of the JSON output.
-    pub const ALL: [A0Class; 13] = [
-        A0Class::ClusterLoad,
-        A0Class::BarrierSignalIsfirst,
-        A0Class::SClause,
-        A0Class::SSethalt,
-        A0Class::Ds2addr,
-        A0Class::DsAddtid,
-        A0Class::TensorLds,
-        A0Class::WmmaK128,
-        A0Class::WmmaF4,
-        A0Class::WmmaScale,
-        A0Class::Fp8Clamp,
-        A0Class::WmmaIntSpacing,
-        A0Class::FlatScratchBase64,
-    ];
+    /// Every class, in the order of the JSON output (the order of
+    /// [`classes::CLASSES`]).
+    pub const ALL: [A0Class; classes::CLASSES.len()] = {
+        let mut all = [A0Class::ClusterLoad; classes::CLASSES.len()];
+        let mut i = 0;
+        while i < all.len() {
+            all[i] = classes::CLASSES[i].class;
+            i += 1;
+        }
+        all
+    };
 
     /// The stable name (`cluster_load`, `s_clause`, ...).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ClusterLoad => "cluster_load",
-            Self::BarrierSignalIsfirst => "barrier_signal_isfirst",
-            Self::SClause => "s_clause",
-            Self::SSethalt => "s_sethalt",
-            Self::Ds2addr => "ds_2addr",
-            Self::DsAddtid => "ds_addtid",
-            Self::TensorLds => "tensor_lds",
-            Self::WmmaK128 => "wmma_k128",
-            Self::WmmaF4 => "wmma_f4",
-            Self::WmmaScale => "wmma_scale",
-            Self::Fp8Clamp => "fp8_clamp",
-            Self::WmmaIntSpacing => "wmma_int_spacing",
-            Self::FlatScratchBase64 => "flat_scratch_base_64",
-        }
+        self.info().name
     }
 
     /// The class with stable name `name`.
@@ -592,9 +541,53 @@ fn w(bytes: &[u8], i: usize) -> u32 {
 const FLAT_SCRATCH_BASE_LO: u32 = 230;
 const FLAT_SCRATCH_BASE_HI: u32 = 231;
 
-/// Appends the sites of one instruction. `code`/`at`/`size`: the function's
-/// bytes from its start, the instruction's offset in them, the function's size
-/// (for the forward scan of integer WMMAs).
+/// Where an instruction sits in its function, for [`Condition::FewerThan8Nops`]:
+/// the function's bytes from its start, the instruction's offset in them and
+/// the function's size.
+#[derive(Clone, Copy)]
+struct Context<'a> {
+    code: &'a [u8],
+    at: u64,
+    size: u64,
+}
+
+/// Whether `insn` meets `condition` (`context`: `None` outside a function walk,
+/// where the forward scan cannot be made).
+#[inline]
+fn holds(condition: Condition, insn: &Instruction<'_>, context: Option<Context<'_>>) -> bool {
+    let w0 = w(insn.bytes, 0);
+    match condition {
+        Condition::Always => true,
+        Condition::GlobalSegment => w0 >> 24 == 0xEE,
+        Condition::Clamp => w0 & (1 << 15) != 0,
+        Condition::MatrixF8f6f4 => (w(insn.bytes, 2) >> 16) & 0xFF != 0x88,
+        Condition::MatrixF4 => (w(insn.bytes, 2) >> 16) & 0xFF == 0x88,
+        Condition::FewerThan8Nops => context.is_some_and(|c| {
+            let len = u64::from(insn.decoded.len);
+            !enough_nops(c.code, insn.vaddr + len, c.at + len, c.size)
+        }),
+        Condition::FlatScratchBase64 => flat_scratch_base_64(insn).is_some(),
+    }
+}
+
+/// The encoding of `class` that `insn` is, if any.
+fn encoding_of(
+    class: A0Class,
+    insn: &Instruction<'_>,
+    context: Option<Context<'_>>,
+) -> Option<&'static Encoding> {
+    let d = insn.decoded;
+    class.info().encodings.iter().find(|e| {
+        e.family == d.family
+            && e.opcode.is_none_or(|op| op == d.op)
+            && holds(e.condition, insn, context)
+    })
+}
+
+/// Appends the sites of one instruction, in [`classes::CLASSES`] order, the
+/// classes matched by opcode before the secondary ones. `code`/`at`/`size`:
+/// the function's bytes from its start, the instruction's offset in them, the
+/// function's size (for the forward scan of integer WMMAs).
 fn classify(
     insn: &Instruction<'_>,
     file_offset: u64,
@@ -604,132 +597,27 @@ fn classify(
     sites: &mut Vec<Site>,
 ) {
     let d = insn.decoded;
-    let w0 = w(insn.bytes, 0);
-    let mut push = |class: A0Class, mnemonic: &'static str, fix: Fix, needs_change: bool| {
+    let context = Some(Context { code, at, size });
+    for &(class, e) in classes::by_family(d.family) {
+        if e.opcode.is_some_and(|op| op != d.op) || !holds(e.condition, insn, context) {
+            continue;
+        }
+        let needs_change = match e.rule {
+            Rule::ScaleSrc2Vgpr0 => (w(insn.bytes, 1) >> 18) & 0x1FF != 0x100,
+            // As the classifier always reported them: a vector
+            // flat_scratch_base_64 site (growth) is marked as needing no change.
+            _ if e.condition == Condition::FlatScratchBase64 => e.fix == Fix::SameSize,
+            _ => true,
+        };
         sites.push(Site {
             vaddr: insn.vaddr,
             file_offset,
             len: d.len,
             class,
-            mnemonic,
-            fix,
+            mnemonic: e.mnemonic,
+            fix: e.fix,
             needs_change,
-        })
-    };
-    match d.family {
-        Family::Sopp => match d.op {
-            0x05 => push(A0Class::SClause, "s_clause", Fix::SameSize, true),
-            0x02 => push(A0Class::SSethalt, "s_sethalt", Fix::SameSize, true),
-            _ => {}
-        },
-        Family::Sop1 if d.op == 0x4F => push(
-            A0Class::BarrierSignalIsfirst,
-            "s_barrier_signal_isfirst",
-            Fix::SameSize,
-            true,
-        ),
-        Family::Vflat if w0 >> 24 == 0xEE => {
-            if let Some((mnemonic, _)) = cluster_load(d.op) {
-                push(A0Class::ClusterLoad, mnemonic, Fix::SameSize, true);
-            }
-        }
-        Family::Ds => {
-            if let Some(m) = ds_2addr(d.op) {
-                push(A0Class::Ds2addr, m, Fix::Growth, true);
-            } else if d.op == 0xB1 {
-                push(A0Class::DsAddtid, "ds_load_addtid_b32", Fix::Growth, true);
-            } else if d.op == 0xB0 {
-                push(A0Class::DsAddtid, "ds_store_addtid_b32", Fix::Growth, true);
-            }
-        }
-        Family::Vimage if d.op == 0xC4 => {
-            push(A0Class::TensorLds, "tensor_load_to_lds", Fix::Growth, true)
-        }
-        Family::Vop3p => {
-            if let Some(m) = wmma_k128(d.op) {
-                push(A0Class::WmmaK128, m, Fix::Growth, true);
-            } else if d.op == 0x88 {
-                push(
-                    A0Class::WmmaF4,
-                    "v_wmma_f32_32x16x128_f4",
-                    Fix::Growth,
-                    true,
-                );
-            } else if matches!(d.op, 0x72 | 0x7B) {
-                let next = at + u64::from(d.len);
-                if !enough_nops(code, insn.vaddr + u64::from(d.len), next, size) {
-                    let m = if d.op == 0x72 {
-                        "v_wmma_i32_16x16x64_iu8"
-                    } else {
-                        "v_swmmac_i32_16x16x128_iu8"
-                    };
-                    push(A0Class::WmmaIntSpacing, m, Fix::Growth, true);
-                }
-            }
-        }
-        Family::Vop3px2 => {
-            let f4 = (w(insn.bytes, 2) >> 16) & 0xFF == 0x88;
-            let scale16 = d.op == 0x3A;
-            let mnemonic = match (scale16, f4) {
-                (false, false) => "v_wmma_scale_f32_16x16x128_f8f6f4",
-                (true, false) => "v_wmma_scale16_f32_16x16x128_f8f6f4",
-                (false, true) => "v_wmma_scale_f32_32x16x128_f4",
-                (true, true) => "v_wmma_scale16_f32_32x16x128_f4",
-            };
-            if scale16 {
-                push(A0Class::WmmaScale, mnemonic, Fix::Growth, true);
-            } else {
-                let scale_src2 = (w(insn.bytes, 1) >> 18) & 0x1FF;
-                push(
-                    A0Class::WmmaScale,
-                    mnemonic,
-                    Fix::SameSize,
-                    scale_src2 != 0x100,
-                );
-            }
-            if f4 {
-                push(A0Class::WmmaF4, mnemonic, Fix::Growth, true);
-            }
-        }
-        Family::Vop3 => {
-            let clamp = w0 & (1 << 15) != 0;
-            let m = match d.op {
-                0x369 => Some("v_cvt_pk_fp8_f32"),
-                0x36B => Some("v_cvt_sr_fp8_f32"),
-                0x1EC => Some("v_cvt_f32_fp8_e64"),
-                _ => None,
-            };
-            if let (true, Some(m)) = (clamp, m) {
-                push(A0Class::Fp8Clamp, m, Fix::Growth, true);
-            }
-        }
-        _ => {}
-    }
-    if let Some(fix) = flat_scratch_base_64(insn) {
-        push(
-            A0Class::FlatScratchBase64,
-            vop_mnemonic(d),
-            fix,
-            fix == Fix::SameSize,
-        );
-    }
-}
-
-/// A generic mnemonic for a flat_scratch_base_64 site: the walker names only
-/// the opcodes of the A0 classes, so the family stands in for the rest.
-fn vop_mnemonic(d: Decoded) -> &'static str {
-    match d.family {
-        Family::Sop1 => "sop1",
-        Family::Sop2 => "sop2",
-        Family::Sopc => "sopc",
-        Family::Vop1 => "vop1",
-        Family::Vop2 => "vop2",
-        Family::Vopc => "vopc",
-        Family::Vop3 => "vop3",
-        Family::Vop3p => "vop3p",
-        Family::Vopd => "vopd",
-        Family::Vopd3 => "vopd3",
-        _ => "other",
+        });
     }
 }
 
@@ -820,52 +708,14 @@ fn enough_nops(code: &[u8], vaddr: u64, at: u64, size: u64) -> bool {
     false
 }
 
-/// The mnemonic and the `global_load*` opcode of a cluster load opcode.
-fn cluster_load(op: u16) -> Option<(&'static str, u16)> {
-    Some(match op {
-        0x67 => ("cluster_load_b32", 0x14),
-        0x68 => ("cluster_load_b64", 0x15),
-        0x69 => ("cluster_load_b128", 0x17),
-        0x6A => ("cluster_load_async_to_lds_b8", 0x5F),
-        0x6B => ("cluster_load_async_to_lds_b32", 0x60),
-        0x6C => ("cluster_load_async_to_lds_b64", 0x61),
-        0x6D => ("cluster_load_async_to_lds_b128", 0x62),
-        _ => return None,
-    })
-}
-
-/// The mnemonic of a DS two-address opcode.
-fn ds_2addr(op: u16) -> Option<&'static str> {
-    Some(match op {
-        0x37 => "ds_load_2addr_b32",
-        0x77 => "ds_load_2addr_b64",
-        0x38 => "ds_load_2addr_stride64_b32",
-        0x78 => "ds_load_2addr_stride64_b64",
-        0x0E => "ds_store_2addr_b32",
-        0x4E => "ds_store_2addr_b64",
-        0x0F => "ds_store_2addr_stride64_b32",
-        0x4F => "ds_store_2addr_stride64_b64",
-        0x2E => "ds_storexchg_2addr_rtn_b32",
-        0x6E => "ds_storexchg_2addr_rtn_b64",
-        0x2F => "ds_storexchg_2addr_stride64_rtn_b32",
-        0x6F => "ds_storexchg_2addr_stride64_rtn_b64",
-        _ => return None,
-    })
-}
-
-/// The mnemonic of a K=128 FP8/BF8 WMMA opcode.
-fn wmma_k128(op: u16) -> Option<&'static str> {
-    Some(match op {
-        0x80 => "v_wmma_f32_16x16x128_fp8_fp8",
-        0x81 => "v_wmma_f32_16x16x128_fp8_bf8",
-        0x82 => "v_wmma_f32_16x16x128_bf8_fp8",
-        0x83 => "v_wmma_f32_16x16x128_bf8_bf8",
-        0x84 => "v_wmma_f16_16x16x128_fp8_fp8",
-        0x85 => "v_wmma_f16_16x16x128_fp8_bf8",
-        0x86 => "v_wmma_f16_16x16x128_bf8_fp8",
-        0x87 => "v_wmma_f16_16x16x128_bf8_bf8",
-        _ => return None,
-    })
+/// The bit position of the opcode field of a family whose same-size fix may
+/// change the opcode ([`Rule::Opcode`]).
+fn opcode_shift(family: Family) -> Option<u32> {
+    match family {
+        Family::Vflat => Some(14),
+        Family::Sop1 => Some(8),
+        _ => None,
+    }
 }
 
 /// The A0 form of a same-size site: the replacement for `original`, the
@@ -878,38 +728,35 @@ pub fn same_size_fix(class: A0Class, original: &[u8]) -> Option<Vec<u8>> {
     if usize::from(d.len) != original.len() {
         return None;
     }
+    let insn = Instruction {
+        vaddr: 0,
+        bytes: original,
+        decoded: d,
+    };
+    let e = encoding_of(class, &insn, None)?;
+    if e.fix != Fix::SameSize {
+        return None;
+    }
     let mut out = original.to_vec();
     let set_w = |out: &mut Vec<u8>, i: usize, v: u32| {
         out[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes())
     };
     let w0 = w(original, 0);
-    match (class, d.family) {
-        (A0Class::ClusterLoad, Family::Vflat) if w0 >> 24 == 0xEE => {
-            let (_, global) = cluster_load(d.op)?;
+    match e.rule {
+        Rule::Opcode(to) => {
+            let shift = opcode_shift(d.family)?;
             set_w(
                 &mut out,
                 0,
-                (w0 & !(0xFF << 14)) | (u32::from(global) << 14),
+                (w0 & !(0xFF << shift)) | (u32::from(to) << shift),
             );
         }
-        (A0Class::BarrierSignalIsfirst, Family::Sop1) if d.op == 0x4F => {
-            set_w(&mut out, 0, (w0 & !0xFF00) | (0x4E << 8));
-        }
-        (A0Class::SClause, Family::Sopp) if d.op == 0x05 => set_w(&mut out, 0, 0xBF80_0000),
-        (A0Class::SSethalt, Family::Sopp) if d.op == 0x02 => set_w(&mut out, 0, 0xBF80_0000),
-        (A0Class::WmmaScale, Family::Vop3px2) if d.op == 0x35 => {
+        Rule::SNop0 => set_w(&mut out, 0, 0xBF80_0000),
+        Rule::ScaleSrc2Vgpr0 => {
             let w1 = w(original, 1);
             set_w(&mut out, 1, (w1 & !(0x1FF << 18)) | (0x100 << 18));
         }
-        (A0Class::FlatScratchBase64, Family::Sop1 | Family::Sop2 | Family::Sopc) => {
-            let fix = flat_scratch_base_64(&Instruction {
-                vaddr: 0,
-                bytes: original,
-                decoded: d,
-            });
-            if fix != Some(Fix::SameSize) {
-                return None;
-            }
+        Rule::FlatScratchBaseLo => {
             let (_, wide) = walker::salu_sources(d.family, d.op)?;
             let mut v = w0;
             for (i, shift) in [0, 8].into_iter().enumerate() {
@@ -919,7 +766,7 @@ pub fn same_size_fix(class: A0Class, original: &[u8]) -> Option<Vec<u8>> {
             }
             set_w(&mut out, 0, v);
         }
-        _ => return None,
+        Rule::Ds2Split | Rule::None => return None,
     }
     Some(out)
 }
