@@ -32,6 +32,7 @@
 //! are present only for analysed (gfx125x) objects; `note` says why another
 //! object was not analysed. `a0` lists every class, zero counts included.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -218,57 +219,96 @@ pub fn status(report: &Report) -> u8 {
 /// core); with `extract`, writes each object into that directory.
 pub fn inspect(files: &[PathBuf], extract: Option<&Path>) -> Report {
     let mut report = Report::default();
-    let mut inputs: Vec<(String, Vec<u8>)> = Vec::with_capacity(files.len());
+    let mut inputs: Vec<(usize, String, sparse::Input)> = Vec::with_capacity(files.len());
     // --extract writes every object whole; otherwise only what inspect reads.
     let reads = parallel_map(files, |path| {
         if extract.is_some() {
-            std::fs::read(path)
+            std::fs::read(path).map(sparse::Input::whole)
         } else {
             sparse::read(path)
         }
     });
-    for (path, read) in files.iter().zip(reads) {
+    for (i, (path, read)) in files.iter().zip(reads).enumerate() {
         let name = path.display().to_string();
         match read {
-            Ok(bytes) => inputs.push((name, bytes)),
+            Ok(input) => inputs.push((i, name, input)),
             Err(e) => report.errors.push(FileError {
                 file: name,
                 error: e.to_string(),
             }),
         }
     }
-    let mut found: Vec<(&str, Found<'_>)> = Vec::new();
-    for (name, bytes) in &inputs {
-        let contents = container::find(bytes);
+    let mut found: Vec<(&(usize, String, sparse::Input), Found<'_>)> = Vec::new();
+    for input in &inputs {
+        let (_, name, read) = input;
+        let contents = container::find(&read.bytes);
         for e in contents.errors {
             report.errors.push(FileError {
                 file: name.clone(),
                 error: e.to_string(),
             });
         }
-        found.extend(contents.objects.into_iter().map(|o| (name.as_str(), o)));
+        found.extend(contents.objects.into_iter().map(|o| (input, o)));
     }
-    // A fixed order of errors whatever the read order: by file as given.
-    report
-        .errors
-        .sort_by_key(|e| files.iter().position(|f| f.display().to_string() == e.file));
+    // The largest entry left unread: the size of each worker's buffer.
+    let largest = inputs
+        .iter()
+        .flat_map(|(_, _, read)| read.deferred.iter().map(|&(_, size)| size))
+        .max()
+        .unwrap_or(0);
 
     let progress = Progress::new("code objects", found.len());
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(found.len().max(1));
-    let mut results: Vec<(usize, CodeObject)> = std::thread::scope(|scope| {
+    let mut results: Vec<(usize, CodeObject, Option<FileError>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 scope.spawn(|| {
                     let mut mine = Vec::new();
+                    let mut scratch = sparse::Scratch::new(largest);
+                    // The file of the last deferred object (objects come in file order).
+                    let mut open: Option<(usize, std::io::Result<std::fs::File>)> = None;
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((file, object)) = found.get(i) else {
+                        let Some(((index, file, input), object)) = found.get(i) else {
                             break;
                         };
-                        mine.push((i, describe(file, object)));
+                        let deferred = match (&object.bytes, object.offset) {
+                            (Cow::Borrowed(b), Some(at)) if input.is_deferred(at, b.len()) => {
+                                Some(at)
+                            }
+                            _ => None,
+                        };
+                        let Some(at) = deferred else {
+                            mine.push((i, describe(file, object, &object.bytes), None));
+                            progress.tick();
+                            continue;
+                        };
+                        if open.as_ref().is_some_and(|(f, _)| f != index) {
+                            open = None;
+                        }
+                        let (_, opened) = open
+                            .get_or_insert_with(|| (*index, std::fs::File::open(&files[*index])));
+                        let size = object.bytes.len();
+                        let read = match opened {
+                            Ok(f) => scratch.object(f, at, size),
+                            Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
+                        };
+                        mine.push(match read {
+                            Ok(bytes) => (i, describe(file, object, bytes), None),
+                            // The file changed or cannot be read again: the
+                            // object as far as it reads, and the error.
+                            Err(e) => (
+                                i,
+                                describe(file, object, &vec![0; size]),
+                                Some(FileError {
+                                    file: file.clone(),
+                                    error: format!("cannot read the code object at {at:#x}: {e}"),
+                                }),
+                            ),
+                        });
                         progress.tick();
                     }
                     mine
@@ -281,8 +321,15 @@ pub fn inspect(files: &[PathBuf], extract: Option<&Path>) -> Report {
             .collect()
     });
     progress.finish();
-    results.sort_by_key(|&(i, _)| i);
-    report.code_objects = results.into_iter().map(|(_, o)| o).collect();
+    results.sort_by_key(|&(i, _, _)| i);
+    for (_, object, error) in results {
+        report.code_objects.push(object);
+        report.errors.extend(error);
+    }
+    // A fixed order of errors whatever the read order: by file as given.
+    report
+        .errors
+        .sort_by_key(|e| files.iter().position(|f| f.display().to_string() == e.file));
     if let Some(dir) = extract {
         if let Err(e) = std::fs::create_dir_all(dir) {
             report.errors.push(FileError {
@@ -360,8 +407,7 @@ fn extracted_name(index: usize, object: &CodeObject) -> String {
 }
 
 /// Everything `inspect` says about one code object.
-fn describe(file: &str, found: &Found<'_>) -> CodeObject {
-    let bytes: &[u8] = &found.bytes;
+fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
     let header = Header::parse(bytes).ok();
     let amdgpu = header.is_some_and(|h| isa::check_amdgpu_hsa(&h).is_ok());
     let isa_name = hsa_hotswap::cli_api::isa_name(bytes);
