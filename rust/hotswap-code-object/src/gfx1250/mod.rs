@@ -538,7 +538,9 @@ fn walk_function(
         match stream.next() {
             Some(Ok(insn)) => {
                 function.instructions += 1;
-                classify(&insn, start + at, code, at, size, &mut function.sites);
+                if may_be_a_site(&insn) {
+                    classify(&insn, start + at, code, at, size, &mut function.sites);
+                }
                 at += insn.bytes.len() as u64;
             }
             Some(Err((where_, reason))) => {
@@ -580,6 +582,89 @@ fn w(bytes: &[u8], i: usize) -> u32 {
 /// `SRC_FLAT_SCRATCH_BASE_LO` / `_HI` operand selectors.
 const FLAT_SCRATCH_BASE_LO: u32 = 230;
 const FLAT_SCRATCH_BASE_HI: u32 = 231;
+
+/// Whether [`classify`] may find a site in `insn`: false for most
+/// instructions, told without a branch per family (the families of a function's
+/// instructions follow no pattern a branch predictor learns), so that
+/// `classify` runs for few of them.
+fn may_be_a_site(insn: &Instruction<'_>) -> bool {
+    let d = insn.decoded;
+    let op = usize::from(d.op);
+    let row = &SITE_OPS[d.family as usize];
+    let class = row
+        .get(op / 64)
+        .is_some_and(|bits| bits >> (op % 64) & 1 != 0);
+    class || may_name_flat_scratch_base(w(insn.bytes, 0), w(insn.bytes, 1))
+}
+
+/// Whether any source field [`flat_scratch_base_64`] looks at, whatever the
+/// family, holds `SRC_FLAT_SCRATCH_BASE_LO` or `_HI`.
+fn may_name_flat_scratch_base(w0: u32, w1: u32) -> bool {
+    let fsb = |v: u32| v & !1 == FLAT_SCRATCH_BASE_LO;
+    fsb(w0 & 0xFF)
+        | fsb((w0 >> 8) & 0xFF)
+        | fsb(w0 & 0x1FF)
+        | fsb(w1 & 0x1FF)
+        | fsb((w1 >> 9) & 0x1FF)
+        | fsb((w1 >> 18) & 0x1FF)
+}
+
+/// The number of [`Family`] variants.
+const FAMILIES: usize = Family::Vimage as usize + 1;
+
+/// Per family, a bit per opcode (10 bits) for which [`classify`] may report a
+/// class other than [`A0Class::FlatScratchBase64`]: [`reports_a_class`].
+const SITE_OPS: [[u64; 16]; FAMILIES] = {
+    let families = [
+        Family::Sop2,
+        Family::Sopk,
+        Family::Sop1,
+        Family::Sopc,
+        Family::Sopp,
+        Family::Smem,
+        Family::Vop1,
+        Family::Vop2,
+        Family::Vopc,
+        Family::Vop3,
+        Family::Vop3p,
+        Family::Vop3px2,
+        Family::Vopd,
+        Family::Vopd3,
+        Family::Ds,
+        Family::Vbuffer,
+        Family::Vflat,
+        Family::Vimage,
+    ];
+    let mut t = [[0u64; 16]; FAMILIES];
+    let mut f = 0;
+    while f < families.len() {
+        let mut op = 0u16;
+        while op < 1024 {
+            if reports_a_class(families[f], op) {
+                t[families[f] as usize][op as usize / 64] |= 1 << (op % 64);
+            }
+            op += 1;
+        }
+        f += 1;
+    }
+    t
+};
+
+/// The families and opcodes of the class arms of [`classify`] (a superset:
+/// the arms look at more than the opcode).
+const fn reports_a_class(family: Family, op: u16) -> bool {
+    match family {
+        Family::Sopp => matches!(op, 0x05 | 0x02),
+        Family::Sop1 => op == 0x4F,
+        Family::Vflat => cluster_load(op).is_some(),
+        Family::Ds => ds_2addr(op).is_some() || matches!(op, 0xB0 | 0xB1),
+        Family::Vimage => op == 0xC4,
+        Family::Vop3p => wmma_k128(op).is_some() || matches!(op, 0x88 | 0x72 | 0x7B),
+        Family::Vop3px2 => true,
+        Family::Vop3 => matches!(op, 0x369 | 0x36B | 0x1EC),
+        _ => false,
+    }
+}
 
 /// Appends the sites of one instruction. `code`/`at`/`size`: the function's
 /// bytes from its start, the instruction's offset in them, the function's size
@@ -810,7 +895,7 @@ fn enough_nops(code: &[u8], vaddr: u64, at: u64, size: u64) -> bool {
 }
 
 /// The mnemonic and the `global_load*` opcode of a cluster load opcode.
-fn cluster_load(op: u16) -> Option<(&'static str, u16)> {
+const fn cluster_load(op: u16) -> Option<(&'static str, u16)> {
     Some(match op {
         0x67 => ("cluster_load_b32", 0x14),
         0x68 => ("cluster_load_b64", 0x15),
@@ -824,7 +909,7 @@ fn cluster_load(op: u16) -> Option<(&'static str, u16)> {
 }
 
 /// The mnemonic of a DS two-address opcode.
-fn ds_2addr(op: u16) -> Option<&'static str> {
+const fn ds_2addr(op: u16) -> Option<&'static str> {
     Some(match op {
         0x37 => "ds_load_2addr_b32",
         0x77 => "ds_load_2addr_b64",
@@ -843,7 +928,7 @@ fn ds_2addr(op: u16) -> Option<&'static str> {
 }
 
 /// The mnemonic of a K=128 FP8/BF8 WMMA opcode.
-fn wmma_k128(op: u16) -> Option<&'static str> {
+const fn wmma_k128(op: u16) -> Option<&'static str> {
     Some(match op {
         0x80 => "v_wmma_f32_16x16x128_fp8_fp8",
         0x81 => "v_wmma_f32_16x16x128_fp8_bf8",
@@ -917,6 +1002,72 @@ pub fn same_size_fix(class: A0Class, original: &[u8]) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
     use crate::GFX1250_PROBE;
+
+    /// `may_be_a_site` is false only where `classify` finds nothing: every
+    /// value of the first dword's high half, then of its low half, each with
+    /// random other bits; and the opcode table covers every family.
+    #[test]
+    fn the_site_filter_never_hides_a_site() {
+        let index = |f: Family| match f {
+            Family::Sop2
+            | Family::Sopk
+            | Family::Sop1
+            | Family::Sopc
+            | Family::Sopp
+            | Family::Smem
+            | Family::Vop1
+            | Family::Vop2
+            | Family::Vopc
+            | Family::Vop3
+            | Family::Vop3p
+            | Family::Vop3px2
+            | Family::Vopd
+            | Family::Vopd3
+            | Family::Ds
+            | Family::Vbuffer
+            | Family::Vflat
+            | Family::Vimage => f as usize,
+        };
+        assert_eq!(index(Family::Vimage) + 1, FAMILIES);
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut checked, mut filtered) = (0, 0);
+        for half in 0..=0xFFFFu32 {
+            for variant in 0..8 {
+                let r = next();
+                let w0 = if variant < 4 {
+                    half << 16 | (r as u32 & 0xFFFF)
+                } else {
+                    (r as u32 & 0xFFFF_0000) | half
+                };
+                let mut bytes = [0u8; 20];
+                bytes[..4].copy_from_slice(&w0.to_le_bytes());
+                bytes[4..12].copy_from_slice(&next().to_le_bytes());
+                bytes[12..20].copy_from_slice(&r.to_le_bytes());
+                let Ok(decoded) = walker::decode(&bytes) else {
+                    continue;
+                };
+                let insn = Instruction {
+                    vaddr: 0,
+                    bytes: &bytes[..usize::from(decoded.len)],
+                    decoded,
+                };
+                checked += 1;
+                if !may_be_a_site(&insn) {
+                    filtered += 1;
+                    let mut sites = Vec::new();
+                    classify(&insn, 0, &bytes, 0, 20, &mut sites);
+                    assert!(sites.is_empty(), "{decoded:?} {w0:#010x}: {sites:?}");
+                }
+            }
+        }
+        assert!(filtered > checked / 2, "{filtered} of {checked}");
+    }
 
     #[test]
     fn class_names_are_stable() {
