@@ -193,7 +193,7 @@ pub struct Unknown {
 pub fn run(files: &[PathBuf], json: bool, show_sites: bool, extract: Option<&Path>) -> u8 {
     let report = inspect(files, extract);
     let printed = if json {
-        crate::print_json(&report)
+        print_json(&report)
     } else {
         print_human(&report, show_sites)
     };
@@ -204,6 +204,143 @@ pub fn run(files: &[PathBuf], json: bool, show_sites: bool, extract: Option<&Pat
         return exit::BAD_INPUT;
     }
     status(&report)
+}
+
+/// Prints the report as `crate::print_json` does, byte for byte: each code
+/// object serialized on its own (on every core) at its indentation in the
+/// document, then the document written at once.
+fn print_json(report: &Report) -> std::io::Result<()> {
+    use std::io::Write;
+    let out = json_document(report)?;
+    let stdout = std::io::stdout();
+    let mut stdout = stdout.lock();
+    stdout.write_all(&out)?;
+    stdout.flush()
+}
+
+/// The JSON document of `--json`, with its final newline.
+fn json_document(report: &Report) -> std::io::Result<Vec<u8>> {
+    let objects = parallel_map(&report.code_objects, |object| {
+        let mut out = Vec::new();
+        serialize_at(&mut out, object, 2).map(|()| out)
+    });
+    let mut out = Vec::with_capacity(objects.iter().flatten().map(Vec::len).sum::<usize>() + 64);
+    out.extend_from_slice(b"{\n  \"code_objects\": [");
+    for (i, object) in objects.into_iter().enumerate() {
+        out.extend_from_slice(if i == 0 { b"\n    " } else { b",\n    " });
+        out.extend_from_slice(&object?);
+    }
+    if !report.code_objects.is_empty() {
+        out.extend_from_slice(b"\n  ");
+    }
+    out.extend_from_slice(b"],\n  \"errors\": ");
+    serialize_at(&mut out, &report.errors, 1)?;
+    out.extend_from_slice(b"\n}\n");
+    Ok(out)
+}
+
+/// `value` as `serde_json::to_writer_pretty` writes it at nesting `level`
+/// of a document (the first line not indented).
+fn serialize_at<T: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    value: &T,
+    level: usize,
+) -> std::io::Result<()> {
+    let mut serializer = serde_json::Serializer::with_formatter(out, Pretty::at(level));
+    value
+        .serialize(&mut serializer)
+        .map_err(std::io::Error::from)
+}
+
+/// `serde_json::ser::PrettyFormatter` with its two-space indent, starting at a
+/// given nesting level.
+struct Pretty {
+    level: usize,
+    has_value: bool,
+}
+
+impl Pretty {
+    fn at(level: usize) -> Self {
+        Self {
+            level,
+            has_value: false,
+        }
+    }
+
+    fn indent<W: ?Sized + std::io::Write>(&self, writer: &mut W) -> std::io::Result<()> {
+        for _ in 0..self.level {
+            writer.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+
+    fn open<W: ?Sized + std::io::Write>(&mut self, w: &mut W, c: &[u8]) -> std::io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(c)
+    }
+
+    fn close<W: ?Sized + std::io::Write>(&mut self, w: &mut W, c: &[u8]) -> std::io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            w.write_all(b"\n")?;
+            self.indent(w)?;
+        }
+        w.write_all(c)
+    }
+
+    fn item<W: ?Sized + std::io::Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(w)
+    }
+}
+
+impl serde_json::ser::Formatter for Pretty {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// The exit status of a report: 0 when every input was read, else 1.

@@ -455,7 +455,22 @@ mod tests {
         assert_eq!(object, again, "a reused buffer reads as a fresh one");
 
         let files = [PathBuf::from(&path)];
-        let from_sparse = serde_json::to_value(super::super::inspect(&files, None)).unwrap();
+        let report = super::super::inspect(&files, None);
+        // The document written object by object is serde_json's, byte for byte.
+        let mut pretty = serde_json::to_vec_pretty(&report).unwrap();
+        pretty.push(b'\n');
+        assert_eq!(super::super::json_document(&report).unwrap(), pretty);
+        let mut other = super::super::Report::default();
+        for _ in 0..2 {
+            let mut pretty = serde_json::to_vec_pretty(&other).unwrap();
+            pretty.push(b'\n');
+            assert_eq!(super::super::json_document(&other).unwrap(), pretty);
+            other.errors.push(super::super::FileError {
+                file: "x".into(),
+                error: "y".into(),
+            });
+        }
+        let from_sparse = serde_json::to_value(report).unwrap();
         let mut whole = super::super::inspect(&files, Some(&dir.join("extracted")));
         for o in &mut whole.code_objects {
             o.extracted = None;
