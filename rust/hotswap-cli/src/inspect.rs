@@ -191,9 +191,10 @@ pub struct Unknown {
 
 /// Runs `hotswap inspect`.
 pub fn run(files: &[PathBuf], json: bool, show_sites: bool, extract: Option<&Path>) -> u8 {
-    let report = inspect(files, extract);
+    // --extract adds to the objects after they are described: serialized after.
+    let (report, serialized) = inspect_with(files, extract, json && extract.is_none());
     let printed = if json {
-        print_json(&report)
+        print_json(&report, serialized.as_ref())
     } else {
         print_human(&report, show_sites)
     };
@@ -206,37 +207,92 @@ pub fn run(files: &[PathBuf], json: bool, show_sites: bool, extract: Option<&Pat
     status(&report)
 }
 
-/// Prints the report as `crate::print_json` does, byte for byte: each code
-/// object serialized on its own (on every core) at its indentation in the
-/// document, then the document written at once.
-fn print_json(report: &Report) -> std::io::Result<()> {
+/// Prints the report as `crate::print_json` does, byte for byte, from the code
+/// objects already serialized (by the workers that described them) or, when
+/// they were not, serialized now on every core.
+fn print_json(report: &Report, serialized: Option<&Serialized>) -> std::io::Result<()> {
     use std::io::Write;
-    let out = json_document(report)?;
     let stdout = std::io::stdout();
-    let mut stdout = stdout.lock();
-    stdout.write_all(&out)?;
-    stdout.flush()
+    let mut out = std::io::BufWriter::with_capacity(64 << 10, stdout.lock());
+    match serialized.and_then(|s| s.parts(report.code_objects.len())) {
+        Some(parts) => write_document(&mut out, report, &parts)?,
+        None => {
+            let objects = serialize_objects(report)?;
+            let parts: Vec<&[u8]> = objects.iter().map(Vec::as_slice).collect();
+            write_document(&mut out, report, &parts)?;
+        }
+    }
+    out.flush()
 }
 
-/// The JSON document of `--json`, with its final newline.
-fn json_document(report: &Report) -> std::io::Result<Vec<u8>> {
-    let objects = parallel_map(&report.code_objects, |object| {
+/// Each code object of the report serialized at its place in the document,
+/// on every core.
+fn serialize_objects(report: &Report) -> std::io::Result<Vec<Vec<u8>>> {
+    parallel_map(&report.code_objects, |object| {
         let mut out = Vec::new();
         serialize_at(&mut out, object, 2).map(|()| out)
-    });
-    let mut out = Vec::with_capacity(objects.iter().flatten().map(Vec::len).sum::<usize>() + 64);
-    out.extend_from_slice(b"{\n  \"code_objects\": [");
-    for (i, object) in objects.into_iter().enumerate() {
-        out.extend_from_slice(if i == 0 { b"\n    " } else { b",\n    " });
-        out.extend_from_slice(&object?);
-    }
-    if !report.code_objects.is_empty() {
-        out.extend_from_slice(b"\n  ");
-    }
-    out.extend_from_slice(b"],\n  \"errors\": ");
-    serialize_at(&mut out, &report.errors, 1)?;
-    out.extend_from_slice(b"\n}\n");
+    })
+    .into_iter()
+    .collect()
+}
+
+/// The JSON document of `--json`, with its final newline (all of it in memory).
+#[cfg(test)]
+fn json_document(report: &Report) -> std::io::Result<Vec<u8>> {
+    let objects = serialize_objects(report)?;
+    let parts: Vec<&[u8]> = objects.iter().map(Vec::as_slice).collect();
+    let mut out = Vec::new();
+    write_document(&mut out, report, &parts)?;
     Ok(out)
+}
+
+/// Writes the document around `objects`, the serialized code objects of the
+/// report in order, and the report's errors.
+fn write_document(
+    out: &mut impl std::io::Write,
+    report: &Report,
+    objects: &[&[u8]],
+) -> std::io::Result<()> {
+    out.write_all(b"{\n  \"code_objects\": [")?;
+    for (i, object) in objects.iter().enumerate() {
+        out.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
+        out.write_all(object)?;
+    }
+    if !objects.is_empty() {
+        out.write_all(b"\n  ")?;
+    }
+    out.write_all(b"],\n  \"errors\": ")?;
+    let mut errors = Vec::new();
+    serialize_at(&mut errors, &report.errors, 1)?;
+    out.write_all(&errors)?;
+    out.write_all(b"\n}\n")
+}
+
+/// Code objects serialized by the workers that described them: per worker, one
+/// buffer and where each of its objects (by index) lies in it.
+#[derive(Debug, Default)]
+struct Serialized {
+    workers: Vec<SerializedPart>,
+}
+
+/// One worker's buffer and the (object index, byte range) of each object in it.
+type SerializedPart = (Vec<u8>, Vec<(usize, std::ops::Range<usize>)>);
+
+impl Serialized {
+    /// The `count` objects' bytes in order; `None` unless each was serialized once.
+    fn parts(&self, count: usize) -> Option<Vec<&[u8]>> {
+        let mut parts: Vec<Option<&[u8]>> = vec![None; count];
+        for (buf, objects) in &self.workers {
+            for (i, range) in objects {
+                let slot = parts.get_mut(*i)?;
+                if slot.is_some() {
+                    return None;
+                }
+                *slot = Some(buf.get(range.clone())?);
+            }
+        }
+        parts.into_iter().collect()
+    }
 }
 
 /// `value` as `serde_json::to_writer_pretty` writes it at nesting `level`
@@ -354,7 +410,18 @@ pub fn status(report: &Report) -> u8 {
 
 /// Reads every file, finds its code objects and analyses them (on every
 /// core); with `extract`, writes each object into that directory.
+#[cfg(test)]
 pub fn inspect(files: &[PathBuf], extract: Option<&Path>) -> Report {
+    inspect_with(files, extract, false).0
+}
+
+/// [`inspect`]; with `serialize`, each worker also serializes the code objects
+/// it describes (as [`print_json`] places them), while they are at hand.
+fn inspect_with(
+    files: &[PathBuf],
+    extract: Option<&Path>,
+    serialize: bool,
+) -> (Report, Option<Serialized>) {
     let mut report = Report::default();
     let mut inputs: Vec<(usize, String, sparse::Input)> = Vec::with_capacity(files.len());
     // --extract writes every object whole; otherwise only what inspect reads.
@@ -399,11 +466,13 @@ pub fn inspect(files: &[PathBuf], extract: Option<&Path>) -> Report {
     let workers = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(found.len().max(1));
-    let mut results: Vec<(usize, CodeObject, Option<FileError>)> = std::thread::scope(|scope| {
+    type Described = (usize, CodeObject, Option<FileError>);
+    let done: Vec<(Vec<Described>, SerializedPart)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 scope.spawn(|| {
                     let mut mine = Vec::new();
+                    let mut serialized: SerializedPart = (Vec::new(), Vec::new());
                     let mut scratch = sparse::Scratch::new(largest);
                     // The file of the last deferred object (objects come in file order).
                     let mut open: Option<(usize, std::io::Result<std::fs::File>)> = None;
@@ -418,45 +487,61 @@ pub fn inspect(files: &[PathBuf], extract: Option<&Path>) -> Report {
                             }
                             _ => None,
                         };
-                        let Some(at) = deferred else {
-                            mine.push((i, describe(file, object, &object.bytes), None));
-                            progress.tick();
-                            continue;
+                        let (described, error) = match deferred {
+                            None => (describe(file, object, &object.bytes), None),
+                            Some(at) => {
+                                if open.as_ref().is_some_and(|(f, _)| f != index) {
+                                    open = None;
+                                }
+                                let (_, opened) = open.get_or_insert_with(|| {
+                                    (*index, std::fs::File::open(&files[*index]))
+                                });
+                                let size = object.bytes.len();
+                                let read = match opened {
+                                    Ok(f) => scratch.object(f, at, size),
+                                    Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
+                                };
+                                match read {
+                                    Ok(bytes) => (describe(file, object, bytes), None),
+                                    // The file changed or cannot be read again:
+                                    // the object as far as it reads, and the error.
+                                    Err(e) => (
+                                        describe(file, object, &vec![0; size]),
+                                        Some(FileError {
+                                            file: file.clone(),
+                                            error: format!(
+                                                "cannot read the code object at {at:#x}: {e}"
+                                            ),
+                                        }),
+                                    ),
+                                }
+                            }
                         };
-                        if open.as_ref().is_some_and(|(f, _)| f != index) {
-                            open = None;
+                        if serialize {
+                            let (buf, objects) = &mut serialized;
+                            let start = buf.len();
+                            if serialize_at(buf, &described, 2).is_ok() {
+                                objects.push((i, start..buf.len()));
+                            }
                         }
-                        let (_, opened) = open
-                            .get_or_insert_with(|| (*index, std::fs::File::open(&files[*index])));
-                        let size = object.bytes.len();
-                        let read = match opened {
-                            Ok(f) => scratch.object(f, at, size),
-                            Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
-                        };
-                        mine.push(match read {
-                            Ok(bytes) => (i, describe(file, object, bytes), None),
-                            // The file changed or cannot be read again: the
-                            // object as far as it reads, and the error.
-                            Err(e) => (
-                                i,
-                                describe(file, object, &vec![0; size]),
-                                Some(FileError {
-                                    file: file.clone(),
-                                    error: format!("cannot read the code object at {at:#x}: {e}"),
-                                }),
-                            ),
-                        });
+                        mine.push((i, described, error));
                         progress.tick();
                     }
-                    mine
+                    (mine, serialized)
                 })
             })
             .collect();
         handles
             .into_iter()
-            .flat_map(|h| h.join().expect("an inspect worker panicked"))
+            .map(|h| h.join().expect("an inspect worker panicked"))
             .collect()
     });
+    let mut results = Vec::with_capacity(found.len());
+    let mut serialized = Serialized::default();
+    for (mine, part) in done {
+        results.extend(mine);
+        serialized.workers.push(part);
+    }
     progress.finish();
     results.sort_by_key(|&(i, _, _)| i);
     for (_, object, error) in results {
@@ -473,7 +558,7 @@ pub fn inspect(files: &[PathBuf], extract: Option<&Path>) -> Report {
                 file: dir.display().to_string(),
                 error: format!("cannot create the extraction directory: {e}"),
             });
-            return report;
+            return (report, None);
         }
         for (i, (object, (_, found))) in report.code_objects.iter_mut().zip(&found).enumerate() {
             let path = dir.join(extracted_name(i, object));
@@ -486,7 +571,7 @@ pub fn inspect(files: &[PathBuf], extract: Option<&Path>) -> Report {
             }
         }
     }
-    report
+    (report, serialize.then_some(serialized))
 }
 
 /// `f` of every item, in order, computed on every core.
