@@ -532,38 +532,44 @@ fn walk_function(
         });
         return function;
     };
-    let mut stream = instructions(code, vaddr);
+    // As `instructions` walks, without its iterator: the decoded instruction
+    // stays in registers (through the iterator's `Option<Result<..>>` it went
+    // to memory in pieces and was read back whole, a stalled load each time).
     let mut at = 0u64;
     while at < size {
-        match stream.next() {
-            Some(Ok(insn)) => {
+        let offset = usize::try_from(at).unwrap_or(usize::MAX);
+        let Some(rest) = code.get(offset..).filter(|rest| !rest.is_empty()) else {
+            function.incomplete = true;
+            unknown.push(Undecodable {
+                function: function.name.clone(),
+                vaddr: vaddr.wrapping_add(at),
+                first_dword: None,
+                reason: DecodeError::Truncated,
+            });
+            break;
+        };
+        match walker::decode(rest) {
+            Ok(decoded) => {
+                let len = usize::from(decoded.len);
+                let bytes = &rest[..len];
                 function.instructions += 1;
-                if may_be_a_site(&insn) {
+                if may_be_a_site(decoded, bytes) {
+                    let insn = Instruction {
+                        vaddr: vaddr.wrapping_add(at),
+                        bytes,
+                        decoded,
+                    };
                     classify(&insn, start + at, code, at, size, &mut function.sites);
                 }
-                at += insn.bytes.len() as u64;
+                at += len as u64;
             }
-            Some(Err((where_, reason))) => {
-                let offset = usize::try_from(where_ - vaddr).unwrap_or(usize::MAX);
+            Err(reason) => {
                 function.incomplete = true;
                 unknown.push(Undecodable {
                     function: function.name.clone(),
-                    vaddr: where_,
-                    first_dword: offset
-                        .checked_add(4)
-                        .and_then(|end| code.get(offset..end))
-                        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                    vaddr: vaddr.wrapping_add(at),
+                    first_dword: rest.first_chunk::<4>().map(|b| u32::from_le_bytes(*b)),
                     reason,
-                });
-                break;
-            }
-            None => {
-                function.incomplete = true;
-                unknown.push(Undecodable {
-                    function: function.name.clone(),
-                    vaddr: vaddr + at,
-                    first_dword: None,
-                    reason: DecodeError::Truncated,
                 });
                 break;
             }
@@ -583,18 +589,18 @@ fn w(bytes: &[u8], i: usize) -> u32 {
 const FLAT_SCRATCH_BASE_LO: u32 = 230;
 const FLAT_SCRATCH_BASE_HI: u32 = 231;
 
-/// Whether [`classify`] may find a site in `insn`: false for most
-/// instructions, told without a branch per family (the families of a function's
-/// instructions follow no pattern a branch predictor learns), so that
-/// `classify` runs for few of them.
-fn may_be_a_site(insn: &Instruction<'_>) -> bool {
-    let d = insn.decoded;
+/// Whether [`classify`] may find a site in the instruction `d` decoded from
+/// `bytes`: false for most instructions, told without a branch per family (the
+/// families of a function's instructions follow no pattern a branch predictor
+/// learns), so that `classify` runs for few of them. By value: the decoded
+/// fields stay in registers.
+fn may_be_a_site(d: Decoded, bytes: &[u8]) -> bool {
     let op = usize::from(d.op);
     let row = &SITE_OPS[d.family as usize];
     let class = row
         .get(op / 64)
         .is_some_and(|bits| bits >> (op % 64) & 1 != 0);
-    class || may_name_flat_scratch_base(w(insn.bytes, 0), w(insn.bytes, 1))
+    class || may_name_flat_scratch_base(w(bytes, 0), w(bytes, 1))
 }
 
 /// Whether any source field [`flat_scratch_base_64`] looks at, whatever the
@@ -1058,7 +1064,7 @@ mod tests {
                     decoded,
                 };
                 checked += 1;
-                if !may_be_a_site(&insn) {
+                if !may_be_a_site(decoded, insn.bytes) {
                     filtered += 1;
                     let mut sites = Vec::new();
                     classify(&insn, 0, &bytes, 0, 20, &mut sites);
