@@ -32,6 +32,7 @@
 //! are present only for analysed (gfx125x) objects; `note` says why another
 //! object was not analysed. `a0` lists every class, zero counts included.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -190,9 +191,10 @@ pub struct Unknown {
 
 /// Runs `hotswap inspect`.
 pub fn run(files: &[PathBuf], json: bool, show_sites: bool, extract: Option<&Path>) -> u8 {
-    let report = inspect(files, extract);
+    // --extract adds to the objects after they are described: serialized after.
+    let (report, serialized) = inspect_with(files, extract, json && extract.is_none());
     let printed = if json {
-        crate::print_json(&report)
+        print_json(&report, serialized.as_ref())
     } else {
         print_human(&report, show_sites)
     };
@@ -203,6 +205,198 @@ pub fn run(files: &[PathBuf], json: bool, show_sites: bool, extract: Option<&Pat
         return exit::BAD_INPUT;
     }
     status(&report)
+}
+
+/// Prints the report as `crate::print_json` does, byte for byte, from the code
+/// objects already serialized (by the workers that described them) or, when
+/// they were not, serialized now on every core.
+fn print_json(report: &Report, serialized: Option<&Serialized>) -> std::io::Result<()> {
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(64 << 10, stdout.lock());
+    match serialized.and_then(|s| s.parts(report.code_objects.len())) {
+        Some(parts) => write_document(&mut out, report, &parts)?,
+        None => {
+            let objects = serialize_objects(report)?;
+            let parts: Vec<&[u8]> = objects.iter().map(Vec::as_slice).collect();
+            write_document(&mut out, report, &parts)?;
+        }
+    }
+    out.flush()
+}
+
+/// Each code object of the report serialized at its place in the document,
+/// on every core.
+fn serialize_objects(report: &Report) -> std::io::Result<Vec<Vec<u8>>> {
+    parallel_map(&report.code_objects, |object| {
+        let mut out = Vec::new();
+        serialize_at(&mut out, object, 2).map(|()| out)
+    })
+    .into_iter()
+    .collect()
+}
+
+/// The JSON document of `--json`, with its final newline (all of it in memory).
+#[cfg(test)]
+fn json_document(report: &Report) -> std::io::Result<Vec<u8>> {
+    let objects = serialize_objects(report)?;
+    let parts: Vec<&[u8]> = objects.iter().map(Vec::as_slice).collect();
+    let mut out = Vec::new();
+    write_document(&mut out, report, &parts)?;
+    Ok(out)
+}
+
+/// Writes the document around `objects`, the serialized code objects of the
+/// report in order, and the report's errors.
+fn write_document(
+    out: &mut impl std::io::Write,
+    report: &Report,
+    objects: &[&[u8]],
+) -> std::io::Result<()> {
+    out.write_all(b"{\n  \"code_objects\": [")?;
+    for (i, object) in objects.iter().enumerate() {
+        out.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
+        out.write_all(object)?;
+    }
+    if !objects.is_empty() {
+        out.write_all(b"\n  ")?;
+    }
+    out.write_all(b"],\n  \"errors\": ")?;
+    let mut errors = Vec::new();
+    serialize_at(&mut errors, &report.errors, 1)?;
+    out.write_all(&errors)?;
+    out.write_all(b"\n}\n")
+}
+
+/// Code objects serialized by the workers that described them: per worker, one
+/// buffer and where each of its objects (by index) lies in it.
+#[derive(Debug, Default)]
+struct Serialized {
+    workers: Vec<SerializedPart>,
+}
+
+/// One worker's buffer and the (object index, byte range) of each object in it.
+type SerializedPart = (Vec<u8>, Vec<(usize, std::ops::Range<usize>)>);
+
+impl Serialized {
+    /// The `count` objects' bytes in order; `None` unless each was serialized once.
+    fn parts(&self, count: usize) -> Option<Vec<&[u8]>> {
+        let mut parts: Vec<Option<&[u8]>> = vec![None; count];
+        for (buf, objects) in &self.workers {
+            for (i, range) in objects {
+                let slot = parts.get_mut(*i)?;
+                if slot.is_some() {
+                    return None;
+                }
+                *slot = Some(buf.get(range.clone())?);
+            }
+        }
+        parts.into_iter().collect()
+    }
+}
+
+/// `value` as `serde_json::to_writer_pretty` writes it at nesting `level`
+/// of a document (the first line not indented).
+fn serialize_at<T: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    value: &T,
+    level: usize,
+) -> std::io::Result<()> {
+    let mut serializer = serde_json::Serializer::with_formatter(out, Pretty::at(level));
+    value
+        .serialize(&mut serializer)
+        .map_err(std::io::Error::from)
+}
+
+/// `serde_json::ser::PrettyFormatter` with its two-space indent, starting at a
+/// given nesting level.
+struct Pretty {
+    level: usize,
+    has_value: bool,
+}
+
+impl Pretty {
+    fn at(level: usize) -> Self {
+        Self {
+            level,
+            has_value: false,
+        }
+    }
+
+    fn indent<W: ?Sized + std::io::Write>(&self, writer: &mut W) -> std::io::Result<()> {
+        for _ in 0..self.level {
+            writer.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+
+    fn open<W: ?Sized + std::io::Write>(&mut self, w: &mut W, c: &[u8]) -> std::io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(c)
+    }
+
+    fn close<W: ?Sized + std::io::Write>(&mut self, w: &mut W, c: &[u8]) -> std::io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            w.write_all(b"\n")?;
+            self.indent(w)?;
+        }
+        w.write_all(c)
+    }
+
+    fn item<W: ?Sized + std::io::Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(w)
+    }
+}
+
+impl serde_json::ser::Formatter for Pretty {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// The exit status of a report: 0 when every input was read, else 1.
@@ -216,80 +410,155 @@ pub fn status(report: &Report) -> u8 {
 
 /// Reads every file, finds its code objects and analyses them (on every
 /// core); with `extract`, writes each object into that directory.
+#[cfg(test)]
 pub fn inspect(files: &[PathBuf], extract: Option<&Path>) -> Report {
+    inspect_with(files, extract, false).0
+}
+
+/// [`inspect`]; with `serialize`, each worker also serializes the code objects
+/// it describes (as [`print_json`] places them), while they are at hand.
+fn inspect_with(
+    files: &[PathBuf],
+    extract: Option<&Path>,
+    serialize: bool,
+) -> (Report, Option<Serialized>) {
     let mut report = Report::default();
-    let mut inputs: Vec<(String, Vec<u8>)> = Vec::with_capacity(files.len());
+    let mut inputs: Vec<(usize, String, sparse::Input)> = Vec::with_capacity(files.len());
     // --extract writes every object whole; otherwise only what inspect reads.
     let reads = parallel_map(files, |path| {
         if extract.is_some() {
-            std::fs::read(path)
+            std::fs::read(path).map(sparse::Input::whole)
         } else {
             sparse::read(path)
         }
     });
-    for (path, read) in files.iter().zip(reads) {
+    for (i, (path, read)) in files.iter().zip(reads).enumerate() {
         let name = path.display().to_string();
         match read {
-            Ok(bytes) => inputs.push((name, bytes)),
+            Ok(input) => inputs.push((i, name, input)),
             Err(e) => report.errors.push(FileError {
                 file: name,
                 error: e.to_string(),
             }),
         }
     }
-    let mut found: Vec<(&str, Found<'_>)> = Vec::new();
-    for (name, bytes) in &inputs {
-        let contents = container::find(bytes);
+    let mut found: Vec<(&(usize, String, sparse::Input), Found<'_>)> = Vec::new();
+    for input in &inputs {
+        let (_, name, read) = input;
+        let contents = container::find(&read.bytes);
         for e in contents.errors {
             report.errors.push(FileError {
                 file: name.clone(),
                 error: e.to_string(),
             });
         }
-        found.extend(contents.objects.into_iter().map(|o| (name.as_str(), o)));
+        found.extend(contents.objects.into_iter().map(|o| (input, o)));
     }
-    // A fixed order of errors whatever the read order: by file as given.
-    report
-        .errors
-        .sort_by_key(|e| files.iter().position(|f| f.display().to_string() == e.file));
+    // The largest entry left unread: the size of each worker's buffer.
+    let largest = inputs
+        .iter()
+        .flat_map(|(_, _, read)| read.deferred.iter().map(|&(_, size)| size))
+        .max()
+        .unwrap_or(0);
 
     let progress = Progress::new("code objects", found.len());
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(found.len().max(1));
-    let mut results: Vec<(usize, CodeObject)> = std::thread::scope(|scope| {
+    type Described = (usize, CodeObject, Option<FileError>);
+    let done: Vec<(Vec<Described>, SerializedPart)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 scope.spawn(|| {
                     let mut mine = Vec::new();
+                    let mut serialized: SerializedPart = (Vec::new(), Vec::new());
+                    let mut scratch = sparse::Scratch::new(largest);
+                    // The file of the last deferred object (objects come in file order).
+                    let mut open: Option<(usize, std::io::Result<std::fs::File>)> = None;
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((file, object)) = found.get(i) else {
+                        let Some(((index, file, input), object)) = found.get(i) else {
                             break;
                         };
-                        mine.push((i, describe(file, object)));
+                        let deferred = match (&object.bytes, object.offset) {
+                            (Cow::Borrowed(b), Some(at)) if input.is_deferred(at, b.len()) => {
+                                Some(at)
+                            }
+                            _ => None,
+                        };
+                        let (described, error) = match deferred {
+                            None => (describe(file, object, &object.bytes), None),
+                            Some(at) => {
+                                if open.as_ref().is_some_and(|(f, _)| f != index) {
+                                    open = None;
+                                }
+                                let (_, opened) = open.get_or_insert_with(|| {
+                                    (*index, std::fs::File::open(&files[*index]))
+                                });
+                                let size = object.bytes.len();
+                                let read = match opened {
+                                    Ok(f) => scratch.object(f, at, size),
+                                    Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
+                                };
+                                match read {
+                                    Ok(bytes) => (describe(file, object, bytes), None),
+                                    // The file changed or cannot be read again:
+                                    // the object as far as it reads, and the error.
+                                    Err(e) => (
+                                        describe(file, object, &vec![0; size]),
+                                        Some(FileError {
+                                            file: file.clone(),
+                                            error: format!(
+                                                "cannot read the code object at {at:#x}: {e}"
+                                            ),
+                                        }),
+                                    ),
+                                }
+                            }
+                        };
+                        if serialize {
+                            let (buf, objects) = &mut serialized;
+                            let start = buf.len();
+                            if serialize_at(buf, &described, 2).is_ok() {
+                                objects.push((i, start..buf.len()));
+                            }
+                        }
+                        mine.push((i, described, error));
                         progress.tick();
                     }
-                    mine
+                    (mine, serialized)
                 })
             })
             .collect();
         handles
             .into_iter()
-            .flat_map(|h| h.join().expect("an inspect worker panicked"))
+            .map(|h| h.join().expect("an inspect worker panicked"))
             .collect()
     });
+    let mut results = Vec::with_capacity(found.len());
+    let mut serialized = Serialized::default();
+    for (mine, part) in done {
+        results.extend(mine);
+        serialized.workers.push(part);
+    }
     progress.finish();
-    results.sort_by_key(|&(i, _)| i);
-    report.code_objects = results.into_iter().map(|(_, o)| o).collect();
+    results.sort_by_key(|&(i, _, _)| i);
+    for (_, object, error) in results {
+        report.code_objects.push(object);
+        report.errors.extend(error);
+    }
+    // A fixed order of errors whatever the read order: by file as given.
+    report
+        .errors
+        .sort_by_key(|e| files.iter().position(|f| f.display().to_string() == e.file));
     if let Some(dir) = extract {
         if let Err(e) = std::fs::create_dir_all(dir) {
             report.errors.push(FileError {
                 file: dir.display().to_string(),
                 error: format!("cannot create the extraction directory: {e}"),
             });
-            return report;
+            return (report, None);
         }
         for (i, (object, (_, found))) in report.code_objects.iter_mut().zip(&found).enumerate() {
             let path = dir.join(extracted_name(i, object));
@@ -302,7 +571,7 @@ pub fn inspect(files: &[PathBuf], extract: Option<&Path>) -> Report {
             }
         }
     }
-    report
+    (report, serialize.then_some(serialized))
 }
 
 /// `f` of every item, in order, computed on every core.
@@ -360,8 +629,7 @@ fn extracted_name(index: usize, object: &CodeObject) -> String {
 }
 
 /// Everything `inspect` says about one code object.
-fn describe(file: &str, found: &Found<'_>) -> CodeObject {
-    let bytes: &[u8] = &found.bytes;
+fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
     let header = Header::parse(bytes).ok();
     let amdgpu = header.is_some_and(|h| isa::check_amdgpu_hsa(&h).is_ok());
     let isa_name = hsa_hotswap::cli_api::isa_name(bytes);

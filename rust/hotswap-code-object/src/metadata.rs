@@ -7,7 +7,6 @@
 //! from a decoded prefix and is checked against the bytes that remain.
 
 use rmp::decode;
-use rmp::Marker;
 
 use crate::elf::{self, ElfError, Header, NoteError};
 
@@ -102,10 +101,10 @@ pub fn decode_document(desc: &[u8]) -> Result<Metadata, MetadataError> {
     let mut metadata = Metadata::default();
     let entries = map_len(&mut rd)?;
     for _ in 0..entries {
-        let key = string(&mut rd)?;
+        let key = key(&mut rd)?;
         match key {
-            "amdhsa.target" => metadata.target = Some(string(&mut rd)?.to_owned()),
-            "amdhsa.version" => {
+            b"amdhsa.target" => metadata.target = Some(string(&mut rd)?.to_owned()),
+            b"amdhsa.version" => {
                 let n = array_len(&mut rd)?;
                 let mut parts = [0u64; 2];
                 for i in 0..n {
@@ -116,7 +115,7 @@ pub fn decode_document(desc: &[u8]) -> Result<Metadata, MetadataError> {
                 }
                 metadata.version = (n >= 2).then_some((parts[0], parts[1]));
             }
-            "amdhsa.kernels" => {
+            b"amdhsa.kernels" => {
                 let n = array_len(&mut rd)?;
                 for _ in 0..n {
                     metadata.kernels.push(kernel(&mut rd)?);
@@ -131,10 +130,10 @@ pub fn decode_document(desc: &[u8]) -> Result<Metadata, MetadataError> {
 fn kernel(rd: &mut &[u8]) -> Result<Kernel, MetadataError> {
     let mut kernel = Kernel::default();
     for _ in 0..map_len(rd)? {
-        match string(rd)? {
-            ".name" => kernel.name = Some(string(rd)?.to_owned()),
-            ".symbol" => kernel.symbol = Some(string(rd)?.to_owned()),
-            ".gfx1250_revision" => kernel.gfx1250_revision = Some(string(rd)?.to_owned()),
+        match key(rd)? {
+            b".name" => kernel.name = Some(string(rd)?.to_owned()),
+            b".symbol" => kernel.symbol = Some(string(rd)?.to_owned()),
+            b".gfx1250_revision" => kernel.gfx1250_revision = Some(string(rd)?.to_owned()),
             _ => skip(rd, 1)?,
         }
     }
@@ -158,9 +157,44 @@ fn uint(rd: &mut &[u8]) -> Result<u64, MetadataError> {
 /// A string, borrowed from the document: the length prefix is decoded and
 /// checked against what remains before any byte of the string is touched.
 fn string<'a>(rd: &mut &'a [u8]) -> Result<&'a str, MetadataError> {
-    let len = decode::read_str_len(rd).map_err(|_| MetadataError::Msgpack("expected a string"))?;
-    let bytes = take(rd, u64::from(len))?;
-    std::str::from_utf8(bytes).map_err(|_| MetadataError::Msgpack("string is not UTF-8"))
+    std::str::from_utf8(string_bytes(rd)?).map_err(|_| NOT_UTF8)
+}
+
+/// A map key: a [`string`], as bytes (compared with the keys this module
+/// reads), checked to be UTF-8 all the same.
+fn key<'a>(rd: &mut &'a [u8]) -> Result<&'a [u8], MetadataError> {
+    let bytes = string_bytes(rd)?;
+    if !bytes.is_ascii() {
+        std::str::from_utf8(bytes).map_err(|_| NOT_UTF8)?;
+    }
+    Ok(bytes)
+}
+
+const NOT_UTF8: MetadataError = MetadataError::Msgpack("string is not UTF-8");
+
+/// The bytes of a string (fixstr, str8, str16, str32).
+fn string_bytes<'a>(rd: &mut &'a [u8]) -> Result<&'a [u8], MetadataError> {
+    const NOT_A_STRING: MetadataError = MetadataError::Msgpack("expected a string");
+    let (&marker, rest) = rd.split_first().ok_or(NOT_A_STRING)?;
+    let field = match marker {
+        0xa0..=0xbf => 0,
+        0xd9 => 1,
+        0xda => 2,
+        0xdb => 4,
+        _ => return Err(NOT_A_STRING),
+    };
+    let (len, rest) = match rest.split_at_checked(field) {
+        Some((len, rest)) if field > 0 => (big_endian(len), rest),
+        Some(_) => (u64::from(marker & 0x1f), rest),
+        None => return Err(NOT_A_STRING),
+    };
+    *rd = rest;
+    take(rd, len)
+}
+
+/// A big-endian length field of up to 8 bytes.
+fn big_endian(field: &[u8]) -> u64 {
+    field.iter().fold(0u64, |v, &b| v << 8 | u64::from(b))
 }
 
 /// Consumes `len` bytes, or fails if fewer remain.
@@ -179,14 +213,23 @@ fn take<'a>(rd: &mut &'a [u8], len: u64) -> Result<&'a [u8], MetadataError> {
 /// Iterative (the values still to skip per nesting level on the stack), with
 /// the checks of a recursive walk in the same order: a value deeper than
 /// [`MAX_DEPTH`] fails when it is reached.
+///
+/// Most of a document is skipped here, one value after the other (where a value
+/// starts depends on the one before it): the formats LLVM writes most (fixstr,
+/// fixint, fixmap, fixarray) are tested first, by a branch each, and the
+/// position is an index, so that the next value's marker is read as soon as
+/// the last one's length is known.
 fn skip(rd: &mut &[u8], depth: u32) -> Result<(), MetadataError> {
     const LEVELS: usize = MAX_DEPTH as usize + 2;
+    let doc = *rd;
+    let mut at = 0usize;
     let mut pending = [0u64; LEVELS];
     pending[0] = 1;
     let mut top = 0usize;
     loop {
         while pending[top] == 0 {
             if top == 0 {
+                *rd = &doc[at..];
                 return Ok(());
             }
             top -= 1;
@@ -195,8 +238,27 @@ fn skip(rd: &mut &[u8], depth: u32) -> Result<(), MetadataError> {
         if depth + top as u32 > MAX_DEPTH {
             return Err(MetadataError::Msgpack("nested too deeply"));
         }
-        let (bytes, children) = value_shape(rd)?;
-        take(rd, bytes)?;
+        let &marker = doc.get(at).ok_or(TRUNCATED)?;
+        at += 1;
+        let children = match marker {
+            0xa0..=0xbf => {
+                at += usize::from(marker & 0x1f);
+                if at > doc.len() {
+                    return Err(TRUNCATED);
+                }
+                0
+            }
+            0x00..=0x7f | 0xe0..=0xff => 0,
+            0x80..=0x8f => 2 * u64::from(marker & 0x0f),
+            0x90..=0x9f => u64::from(marker & 0x0f),
+            _ => {
+                let mut rest = &doc[at..];
+                let (bytes, children) = value_shape(marker, &mut rest)?;
+                take(&mut rest, bytes)?;
+                at = doc.len() - rest.len();
+                children
+            }
+        };
         if children != 0 {
             // depth + top <= MAX_DEPTH here, so top + 1 < LEVELS.
             top += 1;
@@ -205,42 +267,40 @@ fn skip(rd: &mut &[u8], depth: u32) -> Result<(), MetadataError> {
     }
 }
 
-/// Consumes one value's marker and length field: the bytes of its payload and
-/// its number of child values.
-fn value_shape(rd: &mut &[u8]) -> Result<(u64, u64), MetadataError> {
-    let (&byte, rest) = rd.split_first().ok_or(TRUNCATED)?;
-    *rd = rest;
-    let mut len = |n: usize| -> Result<u64, MetadataError> {
-        let field = take(rd, n as u64)?;
-        Ok(field.iter().fold(0u64, |v, &b| v << 8 | u64::from(b)))
-    };
-    Ok(match Marker::from_u8(byte) {
-        Marker::FixPos(_) | Marker::FixNeg(_) | Marker::Null | Marker::True | Marker::False => {
-            (0, 0)
-        }
-        Marker::Reserved => return Err(MetadataError::Msgpack("reserved marker 0xc1")),
-        Marker::U8 | Marker::I8 => (1, 0),
-        Marker::U16 | Marker::I16 => (2, 0),
-        Marker::U32 | Marker::I32 | Marker::F32 => (4, 0),
-        Marker::U64 | Marker::I64 | Marker::F64 => (8, 0),
-        Marker::FixStr(n) => (u64::from(n), 0),
-        Marker::Str8 | Marker::Bin8 => (len(1)?, 0),
-        Marker::Str16 | Marker::Bin16 => (len(2)?, 0),
-        Marker::Str32 | Marker::Bin32 => (len(4)?, 0),
-        Marker::FixExt1 => (2, 0),
-        Marker::FixExt2 => (3, 0),
-        Marker::FixExt4 => (5, 0),
-        Marker::FixExt8 => (9, 0),
-        Marker::FixExt16 => (17, 0),
-        Marker::Ext8 => (len(1)? + 1, 0),
-        Marker::Ext16 => (len(2)? + 1, 0),
-        Marker::Ext32 => (len(4)? + 1, 0),
-        Marker::FixArray(n) => (0, u64::from(n)),
-        Marker::Array16 => (0, len(2)?),
-        Marker::Array32 => (0, len(4)?),
-        Marker::FixMap(n) => (0, 2 * u64::from(n)),
-        Marker::Map16 => (0, 2 * len(2)?),
-        Marker::Map32 => (0, 2 * len(4)?),
+/// Consumes the length field of the value whose marker was just read: the
+/// bytes of its payload and its number of child values.
+fn value_shape(marker: u8, rd: &mut &[u8]) -> Result<(u64, u64), MetadataError> {
+    let mut len = |n: u64| -> Result<u64, MetadataError> { Ok(big_endian(take(rd, n)?)) };
+    Ok(match marker {
+        // positive and negative fixint, nil, false, true
+        0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => (0, 0),
+        0x80..=0x8f => (0, 2 * u64::from(marker & 0x0f)),
+        0x90..=0x9f => (0, u64::from(marker & 0x0f)),
+        0xa0..=0xbf => (u64::from(marker & 0x1f), 0),
+        0xc1 => return Err(MetadataError::Msgpack("reserved marker 0xc1")),
+        // uint and int 8, 16, 32, 64; float 32, 64
+        0xcc | 0xd0 => (1, 0),
+        0xcd | 0xd1 => (2, 0),
+        0xce | 0xd2 | 0xca => (4, 0),
+        0xcf | 0xd3 | 0xcb => (8, 0),
+        // str and bin 8, 16, 32
+        0xd9 | 0xc4 => (len(1)?, 0),
+        0xda | 0xc5 => (len(2)?, 0),
+        0xdb | 0xc6 => (len(4)?, 0),
+        // fixext 1, 2, 4, 8, 16 and ext 8, 16, 32: the type byte and the data
+        0xd4 => (2, 0),
+        0xd5 => (3, 0),
+        0xd6 => (5, 0),
+        0xd7 => (9, 0),
+        0xd8 => (17, 0),
+        0xc7 => (len(1)? + 1, 0),
+        0xc8 => (len(2)? + 1, 0),
+        0xc9 => (len(4)? + 1, 0),
+        // array 16, 32; map 16, 32
+        0xdc => (0, len(2)?),
+        0xdd => (0, len(4)?),
+        0xde => (0, 2 * len(2)?),
+        0xdf => (0, 2 * len(4)?),
     })
 }
 
@@ -326,6 +386,78 @@ mod tests {
         assert_eq!(
             decode_document(&d),
             Err(MetadataError::Msgpack("nested too deeply"))
+        );
+    }
+
+    /// One value of every MessagePack format, each skipped to its exact end.
+    #[test]
+    fn skip_sizes_every_format() {
+        use rmp::encode::*;
+        let mut values: Vec<Vec<u8>> = Vec::new();
+        let mut add = |f: &dyn Fn(&mut Vec<u8>)| {
+            let mut v = Vec::new();
+            f(&mut v);
+            values.push(v);
+        };
+        add(&|v| write_nil(v).unwrap());
+        add(&|v| write_bool(v, true).unwrap());
+        add(&|v| write_pfix(v, 7).unwrap());
+        add(&|v| write_nfix(v, -3).unwrap());
+        add(&|v| write_u8(v, 200).unwrap());
+        add(&|v| write_u16(v, 300).unwrap());
+        add(&|v| write_u32(v, 70000).unwrap());
+        add(&|v| write_u64(v, 1 << 40).unwrap());
+        add(&|v| write_i8(v, -100).unwrap());
+        add(&|v| write_i16(v, -300).unwrap());
+        add(&|v| write_i32(v, -70000).unwrap());
+        add(&|v| write_i64(v, -(1 << 40)).unwrap());
+        add(&|v| write_f32(v, 1.5).unwrap());
+        add(&|v| write_f64(v, 2.5).unwrap());
+        for len in [3usize, 40, 300, 70000] {
+            add(&|v| write_str(v, &"s".repeat(len)).unwrap());
+            add(&|v| write_bin(v, &vec![0xc1; len]).unwrap());
+            add(&|v| {
+                write_ext_meta(v, len as u32, 5)
+                    .map(|_| v.extend(vec![0xc1; len]))
+                    .unwrap()
+            });
+        }
+        for len in [1usize, 2, 4, 8, 16] {
+            add(&|v| {
+                write_ext_meta(v, len as u32, 5)
+                    .map(|_| v.extend(vec![0xc1; len]))
+                    .unwrap()
+            });
+        }
+        for n in [2u32, 20, 70000] {
+            add(&|v| {
+                write_array_len(v, n).unwrap();
+                (0..n).for_each(|_| write_str(v, "x").unwrap());
+            });
+            add(&|v| {
+                write_map_len(v, n).unwrap();
+                (0..n).for_each(|_| {
+                    write_str(v, "k").unwrap();
+                    write_array_len(v, 1).unwrap();
+                    write_u16(v, 999).unwrap();
+                });
+            });
+        }
+        for value in &values {
+            let mut doc = value.clone();
+            doc.push(0x2a);
+            let mut rd = &doc[..];
+            skip(&mut rd, 0).unwrap();
+            assert_eq!(rd, &[0x2a], "{:02x?}", &value[..value.len().min(8)]);
+            // Every prefix of the small values, a few of the large ones.
+            let cuts = (0..value.len().min(400)).chain([value.len() / 2, value.len() - 1]);
+            for cut in cuts.filter(|&c| c < value.len()) {
+                assert!(skip(&mut &value[..cut], 0).is_err(), "prefix of {cut}");
+            }
+        }
+        assert_eq!(
+            skip(&mut &[0x92, 0x01, 0xc1][..], 0),
+            Err(MetadataError::Msgpack("reserved marker 0xc1"))
         );
     }
 

@@ -7,14 +7,21 @@
 //! zeros elsewhere: a zeroed allocation whose untouched pages the kernel never
 //! provides, filled with `pread` (no copy of the rest, no page faults for it).
 //!
+//! The entries of the uncompressed bundles it walks are not read with the
+//! file: [`Input::deferred`] lists them, and [`Scratch::object`] reads each one
+//! when it is described, into one buffer per worker whose pages are reused
+//! from object to object (fresh pages cost a page fault each, more than the
+//! copy of their bytes), its last contents zeroed first.
+//!
 //! What is read in full: small files, anything that is not a host ELF or an
 //! uncompressed bundle, compressed bundles, the bytes between and around
 //! bundles, bundle headers, and every code object that is gfx125x, that names a
 //! processor the table lacks, or whose header is not a valid AMDGPU ELF (so
 //! every reader sees exactly the file). Of the other code objects: the 64-byte
 //! header, the program and section header tables, the notes (segments, or
-//! sections without program headers), and the section-name table. Any read that fails or any layout
-//! this module does not follow falls back to [`std::fs::read`].
+//! sections without program headers), and the section-name table. Any read of
+//! the file that fails or any layout this module does not follow falls back to
+//! [`std::fs::read`].
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -32,8 +39,33 @@ const SCAN_CHUNK: usize = 64 << 10;
 const PT_NOTE: u32 = 4;
 const SHT_NOTE: u32 = 7;
 
+/// A file as [`read`] reads it.
+#[derive(Debug)]
+pub struct Input {
+    /// The file's bytes where read, zeros elsewhere; the file's size.
+    pub bytes: Vec<u8>,
+    /// The bundle entries left unread, as (file offset, size), sorted: each is
+    /// read by [`Scratch::object`] when its code object is described.
+    pub deferred: Vec<(u64, usize)>,
+}
+
+impl Input {
+    /// A file read whole.
+    pub fn whole(bytes: Vec<u8>) -> Self {
+        Self {
+            bytes,
+            deferred: Vec::new(),
+        }
+    }
+
+    /// Whether `[offset, offset + size)` is an entry left unread.
+    pub fn is_deferred(&self, offset: u64, size: usize) -> bool {
+        self.deferred.binary_search(&(offset, size)).is_ok()
+    }
+}
+
 /// The file's bytes as `inspect` reads them (see the module documentation).
-pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+pub fn read(path: &Path) -> std::io::Result<Input> {
     let sparse = File::open(path).and_then(|file| {
         let len = file.metadata()?.len();
         if len < WHOLE_BELOW {
@@ -43,20 +75,139 @@ pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
         let mut s = Sparse {
             file,
             buf: vec![0; len],
+            deferred: Vec::new(),
         };
         s.container()?;
-        Ok(Some(s.buf))
+        s.deferred.sort_unstable();
+        Ok(Some(Input {
+            bytes: s.buf,
+            deferred: s.deferred,
+        }))
     });
     match sparse {
-        Ok(Some(buf)) => Ok(buf),
+        Ok(Some(input)) => Ok(input),
         // Small, or not read as planned: the plain read gives the file (or the error) as it is.
-        Ok(None) | Err(_) => std::fs::read(path),
+        Ok(None) | Err(_) => std::fs::read(path).map(Input::whole),
+    }
+}
+
+/// One worker's buffer for the code objects [`Input::deferred`] lists.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    buf: Vec<u8>,
+    /// What the last object filled, zeroed before the next one.
+    dirty: Vec<(usize, usize)>,
+}
+
+impl Scratch {
+    /// A buffer for objects of up to `size` bytes (a larger one replaces it);
+    /// its pages are provided as they are first written.
+    pub fn new(size: usize) -> Self {
+        Self {
+            buf: vec![0; size],
+            dirty: Vec::new(),
+        }
+    }
+
+    /// The code object at `[start, start + size)` of `file`, as [`read`] would
+    /// have read it: whole when `inspect` analyses it or cannot tell, else its
+    /// headers and notes; zeros elsewhere.
+    pub fn object(&mut self, file: &File, start: u64, size: usize) -> std::io::Result<&[u8]> {
+        for (from, to) in self.dirty.drain(..) {
+            self.buf[from..to].fill(0);
+        }
+        if self.buf.len() < size {
+            self.buf = vec![0; size];
+        }
+        let mut object = Object {
+            file,
+            base: start,
+            buf: &mut self.buf[..size],
+            dirty: &mut self.dirty,
+        };
+        object.read()?;
+        Ok(&self.buf[..size])
+    }
+}
+
+/// A code object being read into a [`Scratch`].
+struct Object<'a> {
+    file: &'a File,
+    /// Its offset in the file.
+    base: u64,
+    /// Its bytes (the object's size).
+    buf: &'a mut [u8],
+    dirty: &'a mut Vec<(usize, usize)>,
+}
+
+impl Object<'_> {
+    /// Reads `[start, end)` of the object (clipped to it).
+    fn fill(&mut self, start: usize, end: usize) -> std::io::Result<()> {
+        let end = end.min(self.buf.len());
+        if start < end {
+            self.dirty.push((start, end));
+            let at = self
+                .base
+                .checked_add(start as u64)
+                .ok_or(std::io::ErrorKind::InvalidInput)?;
+            self.file.read_exact_at(&mut self.buf[start..end], at)?;
+        }
+        Ok(())
+    }
+
+    fn fill_len(&mut self, start: usize, len: u64) -> std::io::Result<()> {
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        self.fill(start, start.saturating_add(len))
+    }
+
+    /// Whole when `inspect` analyses the object or cannot tell, else its
+    /// headers and notes.
+    fn read(&mut self) -> std::io::Result<()> {
+        let size = self.buf.len();
+        self.fill(0, 64)?;
+        // A processor of the table that is not gfx125x: only the header, the
+        // tables and the notes are read by inspect (`gfx1250::analyze` stops at
+        // the header).
+        let sparse_ok = isa::processor(self.buf).is_ok_and(|p| !gfx1250::is_gfx125(p));
+        if !sparse_ok {
+            return self.fill(64, size);
+        }
+        let (phoff, phnum) = (u64_at(self.buf, 32), u16_at(self.buf, 56));
+        let (shoff, shnum) = (u64_at(self.buf, 40), u16_at(self.buf, 60));
+        let names = u16_at(self.buf, 62);
+        // Both tables lie inside the object (Header::parse checked them).
+        self.fill_len(as_usize(phoff), u64::from(phnum) * 56)?;
+        self.fill_len(as_usize(shoff), u64::from(shnum) * 64)?;
+        let mut areas = Vec::new();
+        let object = &*self.buf;
+        for i in 0..usize::from(phnum) {
+            let at = as_usize(phoff) + i * 56;
+            if u32_at(object, at) == PT_NOTE {
+                areas.push((u64_at(object, at + 8), u64_at(object, at + 32)));
+            }
+        }
+        // The notes `Header::note_areas` reads: the segments, or without
+        // program headers the sections; and the section names.
+        for i in 0..usize::from(shnum) {
+            let at = as_usize(shoff) + i * 64;
+            if (phnum == 0 && u32_at(object, at + 4) == SHT_NOTE) || i == usize::from(names) {
+                areas.push((u64_at(object, at + 24), u64_at(object, at + 32)));
+            }
+        }
+        for (offset, len) in areas {
+            // Only areas inside the object: one outside is reported from the numbers alone.
+            if offset.checked_add(len).is_some_and(|e| e <= size as u64) {
+                self.fill_len(offset as usize, len)?;
+            }
+        }
+        Ok(())
     }
 }
 
 struct Sparse {
     file: File,
     buf: Vec<u8>,
+    deferred: Vec<(u64, usize)>,
 }
 
 impl Sparse {
@@ -190,57 +341,11 @@ impl Sparse {
             };
             extent = extent.max(entry_end as usize);
             if size != 0 {
-                entries.push((start + offset as usize, size as usize));
+                entries.push(((start as u64) + offset, size as usize));
             }
         }
-        for (offset, size) in entries {
-            self.object(offset, size)?;
-        }
+        self.deferred.extend(entries);
         Ok(Some(extent.max(at)))
-    }
-
-    /// One code object at `[start, start + size)`: whole when `inspect`
-    /// analyses it or cannot tell, else its headers and notes.
-    fn object(&mut self, start: usize, size: usize) -> std::io::Result<()> {
-        let end = start + size;
-        self.fill(start, (start + 64).min(end))?;
-        let object = &self.buf[start..end];
-        // A processor of the table that is not gfx125x: only the header, the
-        // tables and the notes are read by inspect (`gfx1250::analyze` stops at
-        // the header).
-        let sparse_ok = isa::processor(object).is_ok_and(|p| !gfx1250::is_gfx125(p));
-        if !sparse_ok {
-            return self.fill(start, end);
-        }
-        let (phoff, phnum) = (u64_at(object, 32), u16_at(object, 56));
-        let (shoff, shnum) = (u64_at(object, 40), u16_at(object, 60));
-        let names = u16_at(object, 62);
-        // Both tables lie inside the object (Header::parse checked them).
-        self.fill_len(start + as_usize(phoff), u64::from(phnum) * 56)?;
-        self.fill_len(start + as_usize(shoff), u64::from(shnum) * 64)?;
-        let mut areas = Vec::new();
-        let object = &self.buf[start..end];
-        for i in 0..usize::from(phnum) {
-            let at = as_usize(phoff) + i * 56;
-            if u32_at(object, at) == PT_NOTE {
-                areas.push((u64_at(object, at + 8), u64_at(object, at + 32)));
-            }
-        }
-        // The notes `Header::note_areas` reads: the segments, or without
-        // program headers the sections; and the section names.
-        for i in 0..usize::from(shnum) {
-            let at = as_usize(shoff) + i * 64;
-            if (phnum == 0 && u32_at(object, at + 4) == SHT_NOTE) || i == usize::from(names) {
-                areas.push((u64_at(object, at + 24), u64_at(object, at + 32)));
-            }
-        }
-        for (offset, len) in areas {
-            // Only areas inside the object: one outside is reported from the numbers alone.
-            if offset.checked_add(len).is_some_and(|e| e <= size as u64) {
-                self.fill_len(start + offset as usize, len)?;
-            }
-        }
-        Ok(())
     }
 }
 
@@ -318,18 +423,60 @@ mod tests {
         std::fs::write(&path, &file).unwrap();
 
         let sparse = super::read(&path).unwrap();
-        assert_eq!(sparse.len(), file.len());
-        assert_ne!(sparse, file, "the gfx942 padding is not read");
-        // The first entry is at 4 KiB (its header is smaller).
-        let padding = 4096 + probe().len()..4096 + probe().len() + (1 << 20);
-        assert!(file[padding.clone()].iter().all(|&b| b == 0xAB));
+        assert_eq!(sparse.bytes.len(), file.len());
+        assert_ne!(sparse.bytes, file, "the entries are not read with the file");
+        // The three entries are left for the scratch buffer; the first is at 4 KiB.
+        assert_eq!(sparse.deferred.len(), 3);
+        let (at, size) = sparse.deferred[0];
+        assert_eq!((at, size), (4096, probe().len() + (1 << 20)));
+        assert!(sparse.bytes[4096..4096 + size].iter().all(|&b| b == 0));
+        let padding = probe().len()..probe().len() + (1 << 20);
+        let opened = std::fs::File::open(&path).unwrap();
+        let mut scratch = super::Scratch::new(size);
+        // The gfx1250 probe first: read whole, its bytes left in the buffer...
+        let (probe_at, probe_size) = sparse.deferred[1];
+        let whole = scratch.object(&opened, probe_at, probe_size).unwrap();
+        assert_eq!(whole, &probe()[..]);
+        // ...and zeroed where the gfx942 object's read leaves them.
+        let object = scratch.object(&opened, at, size).unwrap().to_vec();
+        assert_eq!(object[..64], file[4096..4096 + 64]);
+        assert_ne!(object[..], file[4096..4096 + size]);
+        assert!(file[4096 + padding.start..4096 + padding.end]
+            .iter()
+            .all(|&b| b == 0xAB));
         assert!(
-            sparse[padding].iter().all(|&b| b == 0),
+            object[padding].iter().all(|&b| b == 0),
             "no byte of the padding is read"
         );
+        let again = super::Scratch::new(0)
+            .object(&opened, at, size)
+            .unwrap()
+            .to_vec();
+        assert_eq!(object, again, "a reused buffer reads as a fresh one");
 
         let files = [PathBuf::from(&path)];
-        let from_sparse = serde_json::to_value(super::super::inspect(&files, None)).unwrap();
+        let (report, serialized) = super::super::inspect_with(&files, None, true);
+        // The document written object by object is serde_json's, byte for
+        // byte, whether the workers serialized the objects or not.
+        let mut pretty = serde_json::to_vec_pretty(&report).unwrap();
+        pretty.push(b'\n');
+        assert_eq!(super::super::json_document(&report).unwrap(), pretty);
+        let serialized = serialized.unwrap();
+        let parts = serialized.parts(report.code_objects.len()).unwrap();
+        let mut written = Vec::new();
+        super::super::write_document(&mut written, &report, &parts).unwrap();
+        assert_eq!(written, pretty);
+        let mut other = super::super::Report::default();
+        for _ in 0..2 {
+            let mut pretty = serde_json::to_vec_pretty(&other).unwrap();
+            pretty.push(b'\n');
+            assert_eq!(super::super::json_document(&other).unwrap(), pretty);
+            other.errors.push(super::super::FileError {
+                file: "x".into(),
+                error: "y".into(),
+            });
+        }
+        let from_sparse = serde_json::to_value(report).unwrap();
         let mut whole = super::super::inspect(&files, Some(&dir.join("extracted")));
         for o in &mut whole.code_objects {
             o.extracted = None;

@@ -492,36 +492,44 @@ fn walk_function(
         });
         return function;
     };
-    let mut stream = instructions(code, vaddr);
+    // As `instructions` walks, without its iterator: the decoded instruction
+    // stays in registers (through the iterator's `Option<Result<..>>` it went
+    // to memory in pieces and was read back whole, a stalled load each time).
     let mut at = 0u64;
     while at < size {
-        match stream.next() {
-            Some(Ok(insn)) => {
+        let offset = usize::try_from(at).unwrap_or(usize::MAX);
+        let Some(rest) = code.get(offset..).filter(|rest| !rest.is_empty()) else {
+            function.incomplete = true;
+            unknown.push(Undecodable {
+                function: function.name.clone(),
+                vaddr: vaddr.wrapping_add(at),
+                first_dword: None,
+                reason: DecodeError::Truncated,
+            });
+            break;
+        };
+        match walker::decode(rest) {
+            Ok(decoded) => {
+                let len = usize::from(decoded.len);
+                let bytes = &rest[..len];
                 function.instructions += 1;
-                classify(&insn, start + at, code, at, size, &mut function.sites);
-                at += insn.bytes.len() as u64;
+                if may_be_a_site(decoded, bytes) {
+                    let insn = Instruction {
+                        vaddr: vaddr.wrapping_add(at),
+                        bytes,
+                        decoded,
+                    };
+                    classify(&insn, start + at, code, at, size, &mut function.sites);
+                }
+                at += len as u64;
             }
-            Some(Err((where_, reason))) => {
-                let offset = usize::try_from(where_ - vaddr).unwrap_or(usize::MAX);
+            Err(reason) => {
                 function.incomplete = true;
                 unknown.push(Undecodable {
                     function: function.name.clone(),
-                    vaddr: where_,
-                    first_dword: offset
-                        .checked_add(4)
-                        .and_then(|end| code.get(offset..end))
-                        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                    vaddr: vaddr.wrapping_add(at),
+                    first_dword: rest.first_chunk::<4>().map(|b| u32::from_le_bytes(*b)),
                     reason,
-                });
-                break;
-            }
-            None => {
-                function.incomplete = true;
-                unknown.push(Undecodable {
-                    function: function.name.clone(),
-                    vaddr: vaddr + at,
-                    first_dword: None,
-                    reason: DecodeError::Truncated,
                 });
                 break;
             }
@@ -540,6 +548,61 @@ fn w(bytes: &[u8], i: usize) -> u32 {
 /// `SRC_FLAT_SCRATCH_BASE_LO` / `_HI` operand selectors.
 const FLAT_SCRATCH_BASE_LO: u32 = 230;
 const FLAT_SCRATCH_BASE_HI: u32 = 231;
+
+/// Whether [`classify`] may find a site in the instruction `d` decoded from
+/// `bytes`: false for most instructions, told without a branch per family (the
+/// families of a function's instructions follow no pattern a branch predictor
+/// learns), so that `classify` runs for few of them. By value: the decoded
+/// fields stay in registers.
+fn may_be_a_site(d: Decoded, bytes: &[u8]) -> bool {
+    let op = usize::from(d.op);
+    let row = &SITE_OPS[d.family as usize];
+    let class = row
+        .get(op / 64)
+        .is_some_and(|bits| bits >> (op % 64) & 1 != 0);
+    class || may_name_flat_scratch_base(w(bytes, 0), w(bytes, 1))
+}
+
+/// Whether any source field [`flat_scratch_base_64`] looks at, whatever the
+/// family, holds `SRC_FLAT_SCRATCH_BASE_LO` or `_HI`.
+fn may_name_flat_scratch_base(w0: u32, w1: u32) -> bool {
+    let fsb = |v: u32| v & !1 == FLAT_SCRATCH_BASE_LO;
+    fsb(w0 & 0xFF)
+        | fsb((w0 >> 8) & 0xFF)
+        | fsb(w0 & 0x1FF)
+        | fsb(w1 & 0x1FF)
+        | fsb((w1 >> 9) & 0x1FF)
+        | fsb((w1 >> 18) & 0x1FF)
+}
+
+/// The number of [`Family`] variants.
+const FAMILIES: usize = Family::Vimage as usize + 1;
+
+/// Per family, a bit per opcode (10 bits) of the encodings in
+/// [`classes::CLASSES`] (every opcode for an encoding of the whole family),
+/// except those matched on operands ([`Condition::FlatScratchBase64`], which
+/// [`may_name_flat_scratch_base`] stands in for). Built from the table at
+/// compile time, so a new class needs nothing here.
+const SITE_OPS: [[u64; 16]; FAMILIES] = {
+    let mut t = [[0u64; 16]; FAMILIES];
+    let mut c = 0;
+    while c < classes::CLASSES.len() {
+        let encodings = classes::CLASSES[c].encodings;
+        let mut i = 0;
+        while i < encodings.len() {
+            let e = &encodings[i];
+            let f = e.family as usize;
+            match (e.condition, e.opcode) {
+                (Condition::FlatScratchBase64, _) => {}
+                (_, Some(op)) => t[f][op as usize / 64] |= 1 << (op % 64),
+                (_, None) => t[f] = [u64::MAX; 16],
+            }
+            i += 1;
+        }
+        c += 1;
+    }
+    t
+};
 
 /// Where an instruction sits in its function, for [`Condition::FewerThan8Nops`]:
 /// the function's bytes from its start, the instruction's offset in them and
@@ -775,6 +838,72 @@ pub fn same_size_fix(class: A0Class, original: &[u8]) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
     use crate::GFX1250_PROBE;
+
+    /// `may_be_a_site` is false only where `classify` finds nothing: every
+    /// value of the first dword's high half, then of its low half, each with
+    /// random other bits; and the opcode table covers every family.
+    #[test]
+    fn the_site_filter_never_hides_a_site() {
+        let index = |f: Family| match f {
+            Family::Sop2
+            | Family::Sopk
+            | Family::Sop1
+            | Family::Sopc
+            | Family::Sopp
+            | Family::Smem
+            | Family::Vop1
+            | Family::Vop2
+            | Family::Vopc
+            | Family::Vop3
+            | Family::Vop3p
+            | Family::Vop3px2
+            | Family::Vopd
+            | Family::Vopd3
+            | Family::Ds
+            | Family::Vbuffer
+            | Family::Vflat
+            | Family::Vimage => f as usize,
+        };
+        assert_eq!(index(Family::Vimage) + 1, FAMILIES);
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut checked, mut filtered) = (0, 0);
+        for half in 0..=0xFFFFu32 {
+            for variant in 0..8 {
+                let r = next();
+                let w0 = if variant < 4 {
+                    half << 16 | (r as u32 & 0xFFFF)
+                } else {
+                    (r as u32 & 0xFFFF_0000) | half
+                };
+                let mut bytes = [0u8; 20];
+                bytes[..4].copy_from_slice(&w0.to_le_bytes());
+                bytes[4..12].copy_from_slice(&next().to_le_bytes());
+                bytes[12..20].copy_from_slice(&r.to_le_bytes());
+                let Ok(decoded) = walker::decode(&bytes) else {
+                    continue;
+                };
+                let insn = Instruction {
+                    vaddr: 0,
+                    bytes: &bytes[..usize::from(decoded.len)],
+                    decoded,
+                };
+                checked += 1;
+                if !may_be_a_site(decoded, insn.bytes) {
+                    filtered += 1;
+                    let mut sites = Vec::new();
+                    classify(&insn, 0, &bytes, 0, 20, &mut sites);
+                    assert!(sites.is_empty(), "{decoded:?} {w0:#010x}: {sites:?}");
+                }
+            }
+        }
+        assert!(filtered > checked / 2, "{filtered} of {checked}");
+    }
 
     #[test]
     fn class_names_are_stable() {
