@@ -220,6 +220,20 @@ fn take<'a>(rd: &mut &'a [u8], len: u64) -> Result<&'a [u8], MetadataError> {
 /// position is an index, so that the next value's marker is read as soon as
 /// the last one's length is known.
 fn skip(rd: &mut &[u8], depth: u32) -> Result<(), MetadataError> {
+    // Most skipped values are scalars or short strings: skipped without the
+    // stack of pending counts below (whose zeroing would cost more than the
+    // value itself).
+    if depth <= MAX_DEPTH {
+        let leaf = match rd.first() {
+            Some(0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3) => Some(1),
+            Some(&m @ 0xa0..=0xbf) => Some(1 + usize::from(m & 0x1f)),
+            _ => None,
+        };
+        if let Some(len) = leaf {
+            *rd = rd.get(len..).ok_or(TRUNCATED)?;
+            return Ok(());
+        }
+    }
     const LEVELS: usize = MAX_DEPTH as usize + 2;
     let doc = *rd;
     let mut at = 0usize;
