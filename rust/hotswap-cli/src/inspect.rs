@@ -37,9 +37,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hotswap_code_object::container::{self, Found, Kind};
-use hotswap_code_object::elf::Header;
 use hotswap_code_object::gfx1250::{self, A0Class, AnalyzeError, FunctionKind};
-use hotswap_code_object::{isa, metadata};
+use hotswap_code_object::object::CodeObject as View;
+use hotswap_code_object::{isa, rewrite};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
@@ -415,7 +415,7 @@ pub fn inspect(files: &[PathBuf], extract: Option<&Path>) -> Report {
     inspect_with(files, extract, false).0
 }
 
-/// [`inspect`]; with `serialize`, each worker also serializes the code objects
+/// `inspect`; with `serialize`, each worker also serializes the code objects
 /// it describes (as [`print_json`] places them), while they are at hand.
 fn inspect_with(
     files: &[PathBuf],
@@ -630,9 +630,15 @@ fn extracted_name(index: usize, object: &CodeObject) -> String {
 
 /// Everything `inspect` says about one code object.
 fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
-    let header = Header::parse(bytes).ok();
+    // One parse: the name, the metadata, the analysis and the moved-function
+    // map read the same view.
+    let view = View::parse(bytes);
+    let header = view.as_ref().ok().map(|v| *v.header());
     let amdgpu = header.is_some_and(|h| isa::check_amdgpu_hsa(&h).is_ok());
-    let isa_name = hsa_hotswap::cli_api::isa_name(bytes);
+    let isa_name = match &view {
+        Ok(v) => hsa_hotswap::cli_api::isa_name(v),
+        Err(e) => Err(e.clone()),
+    };
     let mut object = CodeObject {
         file: file.to_owned(),
         bundle_id: found.bundle_id.clone(),
@@ -656,12 +662,16 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
         moved_functions: None,
         pending_sites: None,
     };
-    if amdgpu {
-        if let Ok(m) = metadata::read(bytes) {
-            object.kernels = m.kernels.into_iter().filter_map(|k| k.name).collect();
+    if let (true, Ok(view)) = (amdgpu, &view) {
+        if let Ok(m) = view.metadata() {
+            object.kernels = m.kernels.iter().filter_map(|k| k.name.clone()).collect();
         }
     }
-    match gfx1250::analyze(bytes) {
+    let analysis = match &view {
+        Ok(view) => gfx1250::analyze_object(view),
+        Err(e) => Err(AnalyzeError::Isa(e.clone())),
+    };
+    match analysis {
         Ok(analysis) => {
             if object.kernels.is_empty() {
                 object.kernels = analysis.kernels.iter().map(|k| k.name.clone()).collect();
@@ -679,7 +689,8 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
                     .collect(),
             );
             let mut functions: Vec<Function> = analysis.functions.iter().map(function).collect();
-            if let Some(map) = hotswap_code_object::rewrite::moved_functions(bytes) {
+            let map = view.as_ref().ok().and_then(rewrite::moved_functions_of);
+            if let Some(map) = map {
                 let original = |vaddr: u64, size: u64| {
                     map.iter()
                         .find(|m| m.original_vaddr == vaddr && m.original_size == size)

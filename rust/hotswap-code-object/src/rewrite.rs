@@ -65,7 +65,9 @@ use crate::isa::IsaError;
 use crate::metadata::{self, MetadataError};
 use crate::object::CodeObject;
 
-pub use placement::{moved_functions, BranchIsland, GrownSite, MovedFunction, MovedRange};
+pub use placement::{
+    moved_functions, moved_functions_of, BranchIsland, GrownSite, MovedFunction, MovedRange,
+};
 pub use retag::REVISION_KEY;
 
 /// What to do with `s_clause` (see the module documentation).

@@ -70,6 +70,8 @@ pub fn probe_rocjitsu(path: &str) -> Result<String, String> {
 
 /// The ISA name of a code object as the tool and COMGR name it (the table,
 /// then the linked COMGR for a processor the table lacks).
-pub fn isa_name(code_object: &[u8]) -> Result<String, crate::code_object::IsaError> {
-    crate::code_object::isa_name(&crate::code_object::CodeObject::parse(code_object)?)
+pub fn isa_name(
+    object: &crate::code_object::CodeObject<'_>,
+) -> Result<String, crate::code_object::IsaError> {
+    crate::code_object::isa_name(object)
 }
