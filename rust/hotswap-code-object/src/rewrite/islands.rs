@@ -216,6 +216,15 @@ mod tests {
     }
 
     /// Offsets of `n + 1` instructions: 4 bytes each, 1 KiB each in `big`.
+    /// [`plan`] over the instruction offsets `base` (the last one is the end).
+    fn plan_over(
+        base: &[u32],
+        branches: &[(usize, usize)],
+        barrier: impl Fn(usize) -> bool,
+    ) -> Result<Islands, (usize, &'static str)> {
+        plan(base.len() - 1, |i| u64::from(base[i]), branches, barrier)
+    }
+
     fn spread(n: usize, big: std::ops::Range<usize>) -> Vec<u32> {
         let mut base = Vec::new();
         let mut o = 0u32;
@@ -256,7 +265,7 @@ mod tests {
     #[test]
     fn nothing_out_of_reach_needs_no_island() {
         let base = base_with(10, 3, 1000);
-        let isl = plan(base.len() - 1, |i| u64::from(base[i]), &[(9, 1)], |_| true).unwrap();
+        let isl = plan_over(&base, &[(9, 1)], |_| true).unwrap();
         assert_eq!(isl, Islands::default());
     }
 
@@ -265,13 +274,7 @@ mod tests {
         // 0: target .. 100: barrier, 101 .. a 200 KiB instruction run .. 400: branch back to 0.
         let base = spread(401, 150..350);
         let branches = [(400, 0), (5, 20)];
-        let isl = plan(
-            base.len() - 1,
-            |i| u64::from(base[i]),
-            &branches,
-            |k| k == 250,
-        )
-        .unwrap();
+        let isl = plan_over(&base, &branches, |k| k == 250).unwrap();
         assert_eq!(isl.points, vec![(250, vec![0])]);
         assert_eq!(isl.via, vec![(400, 0, 0)]);
         check(&base, &branches, &isl);
@@ -285,13 +288,7 @@ mod tests {
     fn branches_to_one_destination_share_an_entry() {
         let base = spread(402, 150..350);
         let branches = [(400, 0), (401, 0)];
-        let isl = plan(
-            base.len() - 1,
-            |i| u64::from(base[i]),
-            &branches,
-            |k| k == 250,
-        )
-        .unwrap();
+        let isl = plan_over(&base, &branches, |k| k == 250).unwrap();
         assert_eq!(isl.entries(), 1);
         check(&base, &branches, &isl);
     }
@@ -300,23 +297,11 @@ mod tests {
     fn no_barrier_in_reach_refuses_naming_the_branch() {
         let base = spread(401, 150..350);
         // Barriers only next to the ends: none reached by both.
-        let e = plan(
-            base.len() - 1,
-            |i| u64::from(base[i]),
-            &[(400, 0)],
-            |k| k == 2 || k == 399,
-        )
-        .unwrap_err();
+        let e = plan_over(&base, &[(400, 0)], |k| k == 2 || k == 399).unwrap_err();
         assert_eq!(e.0, 400);
         // Out of reach of any single island (over 256 KiB apart).
         let base = spread(401, 100..370);
-        assert!(plan(
-            base.len() - 1,
-            |i| u64::from(base[i]),
-            &[(400, 0)],
-            |_| true
-        )
-        .is_err());
+        assert!(plan_over(&base, &[(400, 0)], |_| true).is_err());
     }
 
     #[test]
@@ -328,13 +313,7 @@ mod tests {
             .map(|j| (j * 10, 2900 - j * 7))
             .chain([(2999, 1)])
             .collect();
-        let isl = plan(
-            base.len() - 1,
-            |i| u64::from(base[i]),
-            &branches,
-            |k| k % 97 == 0,
-        )
-        .unwrap();
+        let isl = plan_over(&base, &branches, |k| k % 97 == 0).unwrap();
         assert!(isl.entries() > 0);
         check(&base, &branches, &isl);
     }
