@@ -11,8 +11,12 @@ input of `hotswap inspect --json` (container reading, the walk and the A0
 classification of every gfx125x function, the JSON document), timed over
 N rounds in one process each; `--extract` gives the gfx125x objects that
 llvm-objdump-22 -d then disassembles, one process per object, as many at once
-as there are cores (inspect uses every core too). Prints figures and the
-ratio; never fails on timing. Off CI, an unreachable index prints "SKIP: ...".
+as there are cores (inspect uses every core too). Two ratios, both measured
+in this run: on the same objects (inspect given the extracted gfx125x files
+objdump is given), and end to end (inspect given the whole libraries, so it
+also finds the objects in their containers and reads the kernel names of
+the 324 other objects, which objdump never sees). Prints figures and the
+ratios; never fails on timing. Off CI, an unreachable index prints "SKIP: ...".
 """
 import argparse
 import hashlib
@@ -106,13 +110,17 @@ def main():
     input_mb = sum(f.stat().st_size for f in files) / 1e6
     analysed_mb = sum(o["size"] for o in analysed) / 1e6
 
-    times = []
-    for _ in range(args.rounds):
-        start = time.perf_counter()
-        subprocess.run([args.hotswap, "inspect", "--json", *map(str, files)],
-                       stdout=subprocess.DEVNULL, check=True)
-        times.append(time.perf_counter() - start)
-    ours = min(times)
+    def best_of(inputs):
+        times = []
+        for _ in range(args.rounds):
+            start = time.perf_counter()
+            subprocess.run([args.hotswap, "inspect", "--json", *map(str, inputs)],
+                           stdout=subprocess.DEVNULL, check=True)
+            times.append(time.perf_counter() - start)
+        return min(times), times
+
+    ours, times = best_of(files)
+    same, same_times = best_of([o["extracted"] for o in analysed])
 
     def disassemble(o):
         processor = o["isa"].split("--")[-1].split(":")[0]
@@ -131,9 +139,13 @@ def main():
           f"best of {args.rounds}: {ours * 1e3:.1f} ms "
           f"(rounds: {', '.join(f'{t * 1e3:.0f}' for t in times)} ms), "
           f"{instructions / ours / 1e6:.1f} M instructions/s")
+    print(f"bench: hotswap inspect --json over the {len(analysed)} extracted gfx125x objects "
+          f"(the files llvm-objdump-22 is given), best of {args.rounds}: {same * 1e3:.1f} ms "
+          f"(rounds: {', '.join(f'{t * 1e3:.0f}' for t in same_times)} ms)")
     print(f"bench: llvm-objdump-22 -d over the {len(analysed)} gfx125x objects "
           f"({os.cpu_count()} at a time): {theirs * 1e3:.1f} ms")
-    print(f"bench: ratio llvm-objdump-22 / hotswap inspect = {theirs / ours:.1f}x")
+    print(f"bench: ratio llvm-objdump-22 / hotswap inspect, same objects = {theirs / same:.1f}x")
+    print(f"bench: ratio llvm-objdump-22 / hotswap inspect, whole libraries = {theirs / ours:.1f}x")
     return 0
 
 

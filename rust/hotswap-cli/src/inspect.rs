@@ -46,6 +46,7 @@ use serde::{Serialize, Serializer};
 use crate::exit;
 use crate::progress::Progress;
 
+mod json;
 mod sparse;
 
 /// The whole report.
@@ -217,7 +218,7 @@ fn print_json(report: &Report, serialized: Option<&Serialized>) -> std::io::Resu
     match serialized.and_then(|s| s.parts(report.code_objects.len())) {
         Some(parts) => write_document(&mut out, report, &parts)?,
         None => {
-            let objects = serialize_objects(report)?;
+            let objects = serialize_objects(report);
             let parts: Vec<&[u8]> = objects.iter().map(Vec::as_slice).collect();
             write_document(&mut out, report, &parts)?;
         }
@@ -227,19 +228,18 @@ fn print_json(report: &Report, serialized: Option<&Serialized>) -> std::io::Resu
 
 /// Each code object of the report serialized at its place in the document,
 /// on every core.
-fn serialize_objects(report: &Report) -> std::io::Result<Vec<Vec<u8>>> {
+fn serialize_objects(report: &Report) -> Vec<Vec<u8>> {
     parallel_map(&report.code_objects, |object| {
         let mut out = Vec::new();
-        serialize_at(&mut out, object, 2).map(|()| out)
+        json::Writer::at(&mut out, 2).code_object(object);
+        out
     })
-    .into_iter()
-    .collect()
 }
 
 /// The JSON document of `--json`, with its final newline (all of it in memory).
 #[cfg(test)]
 fn json_document(report: &Report) -> std::io::Result<Vec<u8>> {
-    let objects = serialize_objects(report)?;
+    let objects = serialize_objects(report);
     let parts: Vec<&[u8]> = objects.iter().map(Vec::as_slice).collect();
     let mut out = Vec::new();
     write_document(&mut out, report, &parts)?;
@@ -263,7 +263,7 @@ fn write_document(
     }
     out.write_all(b"],\n  \"errors\": ")?;
     let mut errors = Vec::new();
-    serialize_at(&mut errors, &report.errors, 1)?;
+    json::Writer::at(&mut errors, 1).errors(&report.errors);
     out.write_all(&errors)?;
     out.write_all(b"\n}\n")
 }
@@ -292,110 +292,6 @@ impl Serialized {
             }
         }
         parts.into_iter().collect()
-    }
-}
-
-/// `value` as `serde_json::to_writer_pretty` writes it at nesting `level`
-/// of a document (the first line not indented).
-fn serialize_at<T: Serialize + ?Sized>(
-    out: &mut Vec<u8>,
-    value: &T,
-    level: usize,
-) -> std::io::Result<()> {
-    let mut serializer = serde_json::Serializer::with_formatter(out, Pretty::at(level));
-    value
-        .serialize(&mut serializer)
-        .map_err(std::io::Error::from)
-}
-
-/// `serde_json::ser::PrettyFormatter` with its two-space indent, starting at a
-/// given nesting level.
-struct Pretty {
-    level: usize,
-    has_value: bool,
-}
-
-impl Pretty {
-    fn at(level: usize) -> Self {
-        Self {
-            level,
-            has_value: false,
-        }
-    }
-
-    fn indent<W: ?Sized + std::io::Write>(&self, writer: &mut W) -> std::io::Result<()> {
-        for _ in 0..self.level {
-            writer.write_all(b"  ")?;
-        }
-        Ok(())
-    }
-
-    fn open<W: ?Sized + std::io::Write>(&mut self, w: &mut W, c: &[u8]) -> std::io::Result<()> {
-        self.level += 1;
-        self.has_value = false;
-        w.write_all(c)
-    }
-
-    fn close<W: ?Sized + std::io::Write>(&mut self, w: &mut W, c: &[u8]) -> std::io::Result<()> {
-        self.level -= 1;
-        if self.has_value {
-            w.write_all(b"\n")?;
-            self.indent(w)?;
-        }
-        w.write_all(c)
-    }
-
-    fn item<W: ?Sized + std::io::Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
-        w.write_all(if first { b"\n" } else { b",\n" })?;
-        self.indent(w)
-    }
-}
-
-impl serde_json::ser::Formatter for Pretty {
-    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.open(w, b"[")
-    }
-
-    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.close(w, b"]")
-    }
-
-    fn begin_array_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.item(w, first)
-    }
-
-    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-
-    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.open(w, b"{")
-    }
-
-    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.close(w, b"}")
-    }
-
-    fn begin_object_key<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.item(w, first)
-    }
-
-    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        w.write_all(b": ")
-    }
-
-    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
     }
 }
 
@@ -520,9 +416,8 @@ fn inspect_with(
                         if serialize {
                             let (buf, objects) = &mut serialized;
                             let start = buf.len();
-                            if serialize_at(buf, &described, 2).is_ok() {
-                                objects.push((i, start..buf.len()));
-                            }
+                            json::Writer::at(buf, 2).code_object(&described);
+                            objects.push((i, start..buf.len()));
                         }
                         mine.push((i, described, error));
                         progress.tick();
@@ -662,47 +557,35 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
         moved_functions: None,
         pending_sites: None,
     };
-    if let (true, Ok(view)) = (amdgpu, &view) {
-        if let Ok(m) = view.metadata() {
-            object.kernels = m.kernels.iter().filter_map(|k| k.name.clone()).collect();
-        }
-    }
     let analysis = match &view {
         Ok(view) => gfx1250::analyze_object(view),
         Err(e) => Err(AnalyzeError::Isa(e.clone())),
     };
+    let map = match (&analysis, &view) {
+        (Ok(_), Ok(view)) => rewrite::moved_functions_of(view),
+        _ => None,
+    };
+    // The view is done with: its metadata's kernel names move into the report.
+    if let (true, Ok(view)) = (amdgpu, view) {
+        if let Ok(m) = view.into_metadata() {
+            object.kernels = m.kernels.into_iter().filter_map(|k| k.name).collect();
+        }
+    }
     match analysis {
-        Ok(analysis) => {
+        Ok(mut analysis) => {
             if object.kernels.is_empty() {
-                object.kernels = analysis.kernels.iter().map(|k| k.name.clone()).collect();
+                object.kernels = std::mem::take(&mut analysis.kernels)
+                    .into_iter()
+                    .map(|k| k.name)
+                    .collect();
             }
             object.complete = Some(analysis.is_complete());
-            object.unknown = Some(
-                analysis
-                    .unknown
-                    .iter()
-                    .map(|u| Unknown {
-                        function: u.function.clone(),
-                        offset: u.vaddr,
-                        first_dword: u.first_dword,
-                    })
-                    .collect(),
-            );
-            let mut functions: Vec<Function> = analysis.functions.iter().map(function).collect();
-            let map = view.as_ref().ok().and_then(rewrite::moved_functions_of);
             if let Some(map) = map {
-                let original = |vaddr: u64, size: u64| {
-                    map.iter()
-                        .find(|m| m.original_vaddr == vaddr && m.original_size == size)
-                };
                 let inside = |vaddr: u64| {
                     map.iter().any(|m| {
                         vaddr >= m.original_vaddr && vaddr - m.original_vaddr < m.original_size
                     })
                 };
-                for f in &mut functions {
-                    f.moved_to = original(f.offset, f.size).map(|m| m.new_vaddr);
-                }
                 object.pending_sites = Some(
                     analysis
                         .sites()
@@ -726,6 +609,27 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
                         .collect(),
                 );
             }
+            object.unknown = Some(
+                analysis
+                    .unknown
+                    .into_iter()
+                    .map(|u| Unknown {
+                        function: u.function,
+                        offset: u.vaddr,
+                        first_dword: u.first_dword,
+                    })
+                    .collect(),
+            );
+            let mut functions: Vec<Function> =
+                analysis.functions.into_iter().map(function).collect();
+            if let Some(map) = &object.moved_functions {
+                for f in &mut functions {
+                    f.moved_to = map
+                        .iter()
+                        .find(|m| m.original_vaddr == f.offset && m.original_size == f.size)
+                        .map(|m| m.new_vaddr);
+                }
+            }
             object.functions = Some(functions);
         }
         Err(AnalyzeError::NotGfx125(processor)) => {
@@ -742,7 +646,7 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
     object
 }
 
-fn function(f: &gfx1250::Function) -> Function {
+fn function(f: gfx1250::Function) -> Function {
     let mut counts = [0usize; A0Class::ALL.len()];
     for site in &f.sites {
         if let Some(i) = A0Class::ALL.iter().position(|&c| c == site.class) {
@@ -750,7 +654,7 @@ fn function(f: &gfx1250::Function) -> Function {
         }
     }
     Function {
-        name: f.name.clone(),
+        name: f.name,
         kind: match f.kind {
             FunctionKind::Symbol => "symbol",
             FunctionKind::KernelEntry => "kernel-entry",

@@ -95,7 +95,7 @@ pub fn read(path: &Path) -> std::io::Result<Input> {
 #[derive(Debug, Default)]
 pub struct Scratch {
     buf: Vec<u8>,
-    /// What the last object filled, zeroed before the next one.
+    /// What the last object filled, zeroed where the next one does not fill.
     dirty: Vec<(usize, usize)>,
 }
 
@@ -113,20 +113,47 @@ impl Scratch {
     /// have read it: whole when `inspect` analyses it or cannot tell, else its
     /// headers and notes; zeros elsewhere.
     pub fn object(&mut self, file: &File, start: u64, size: usize) -> std::io::Result<&[u8]> {
-        for (from, to) in self.dirty.drain(..) {
-            self.buf[from..to].fill(0);
-        }
         if self.buf.len() < size {
             self.buf = vec![0; size];
+            self.dirty.clear();
         }
+        // The reads below look only at bytes they have just filled; what the
+        // last object left is zeroed after them, where this one did not fill
+        // (most of a whole object's or a note's bytes are overwritten anyway).
+        let stale = std::mem::take(&mut self.dirty);
         let mut object = Object {
             file,
             base: start,
             buf: &mut self.buf[..size],
             dirty: &mut self.dirty,
         };
-        object.read()?;
+        let read = object.read();
+        zero_unfilled(&mut self.buf, &stale, &self.dirty);
+        read?;
         Ok(&self.buf[..size])
+    }
+}
+
+/// Zeroes the bytes of the `stale` ranges of `buf` that no `filled` range
+/// covers (ranges as `(start, end)`, inside `buf`, in any order, overlapping
+/// or not).
+fn zero_unfilled(buf: &mut [u8], stale: &[(usize, usize)], filled: &[(usize, usize)]) {
+    let mut filled = filled.to_vec();
+    filled.sort_unstable();
+    for &(from, to) in stale {
+        let mut at = from;
+        for &(start, end) in &filled {
+            if start >= to {
+                break;
+            }
+            if start > at {
+                buf[at..start].fill(0);
+            }
+            at = at.max(end);
+        }
+        if at < to {
+            buf[at..to].fill(0);
+        }
     }
 }
 
@@ -485,5 +512,47 @@ mod tests {
         assert_eq!(from_sparse, from_whole);
         assert_eq!(from_sparse["code_objects"].as_array().unwrap().len(), 3);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Against a byte-by-byte model: after `zero_unfilled`, a byte is zero
+    /// where a stale range and no filled range covers it, untouched elsewhere.
+    #[test]
+    fn zero_unfilled_zeroes_exactly_the_stale_bytes_left_unfilled() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |bound: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound as u64) as usize
+        };
+        for _ in 0..2000 {
+            let len = 1 + next(200);
+            let mut ranges = Vec::new();
+            for _ in 0..2 {
+                let n = next(5);
+                let r: Vec<(usize, usize)> = (0..n)
+                    .map(|_| {
+                        let (a, b) = (next(len + 1), next(len + 1));
+                        (a.min(b), a.max(b))
+                    })
+                    .collect();
+                ranges.push(r);
+            }
+            let (stale, filled) = (&ranges[0], &ranges[1]);
+            let mut buf = vec![0xEEu8; len];
+            super::zero_unfilled(&mut buf, stale, filled);
+            for (i, &b) in buf.iter().enumerate() {
+                let inside = |r: &[(usize, usize)]| r.iter().any(|&(s, e)| s <= i && i < e);
+                let expected = if inside(stale) && !inside(filled) {
+                    0
+                } else {
+                    0xEE
+                };
+                assert_eq!(
+                    b, expected,
+                    "byte {i} of {len}: stale {stale:?} filled {filled:?}"
+                );
+            }
+        }
     }
 }
