@@ -486,8 +486,22 @@ const Agent *agent_by_label(const std::string &label) {
 Runtime::Runtime() { fill_core(tables.core); }
 
 void Runtime::reset() {
-  new (&tables) HsaApiTableContainer();  // trivially destructible: rebuilt in place
-  fill_core(tables.core);
+  // ROCr's Reset assigns each entry its value in turn: a thread that reads a
+  // slot meanwhile (an application racing hsa_shut_down) sees the tool's hook
+  // or the runtime's function, never a placeholder. So the core table (the
+  // only one with functions here) is built aside and stored a whole word at a
+  // time; the other tables get their versions back, as built.
+  static_assert(sizeof(CoreApiTable) % sizeof(uintptr_t) == 0, "the core table is whole words");
+  HsaApiTableContainer fresh;
+  fill_core(fresh.core);
+  auto *to = reinterpret_cast<uintptr_t *>(&tables.core);
+  const auto *from = reinterpret_cast<const uintptr_t *>(&fresh.core);
+  for (size_t i = 0; i < sizeof(CoreApiTable) / sizeof(uintptr_t); ++i)
+    __atomic_store_n(&to[i], from[i], __ATOMIC_RELAXED);
+  tables.root.version = fresh.root.version;
+  tables.amd_ext.version = fresh.amd_ext.version;
+  tables.finalizer_ext.version = fresh.finalizer_ext.version;
+  tables.image_ext.version = fresh.image_ext.version;
 }
 
 Runtime &runtime() {
