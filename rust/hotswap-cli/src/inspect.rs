@@ -503,7 +503,11 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
     // The view is done with: its metadata's kernel names move into the report.
     if let (true, Ok(view)) = (amdgpu, view) {
         if let Ok(m) = view.into_metadata() {
-            object.kernels = m.kernels.into_iter().filter_map(|k| k.name).collect();
+            object.kernels = m
+                .kernels
+                .iter()
+                .filter_map(|k| k.name.map(str::to_owned))
+                .collect();
         }
     }
     match analysis {
