@@ -15,18 +15,13 @@ use hotswap_fuzz::contains;
 use libfuzzer_sys::fuzz_target;
 
 /// Checks a decoded document against the bytes it came from.
-fn check(result: &Result<Metadata, MetadataError>, input: &[u8]) {
+fn check(result: &Result<Metadata<'_>, MetadataError>, input: &[u8]) {
     let Ok(m) = result else { return };
     // Each kernel is a map of at least one byte.
     assert!(m.kernels.len() <= input.len());
-    let mut strings: Vec<&str> = m.target.iter().map(String::as_str).collect();
+    let mut strings: Vec<&str> = m.target.into_iter().collect();
     for k in &m.kernels {
-        strings.extend(
-            [&k.name, &k.symbol, &k.gfx1250_revision]
-                .into_iter()
-                .flatten()
-                .map(String::as_str),
-        );
+        strings.extend([k.name, k.symbol, k.gfx1250_revision].into_iter().flatten());
     }
     for s in strings {
         assert!(contains(input, s.as_bytes()), "{s:?} is not in the input");

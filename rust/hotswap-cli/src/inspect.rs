@@ -48,6 +48,9 @@ use crate::progress::Progress;
 
 mod json;
 mod sparse;
+mod stream;
+
+use stream::Stream;
 
 /// The whole report.
 #[derive(Debug, Default, Serialize)]
@@ -192,12 +195,24 @@ pub struct Unknown {
 
 /// Runs `hotswap inspect`.
 pub fn run(files: &[PathBuf], json: bool, show_sites: bool, extract: Option<&Path>) -> u8 {
-    // --extract adds to the objects after they are described: serialized after.
-    let (report, serialized) = inspect_with(files, extract, json && extract.is_none());
-    let printed = if json {
-        print_json(&report, serialized.as_ref())
+    let stdout = || std::io::BufWriter::with_capacity(64 << 10, std::io::stdout());
+    let (report, printed) = if json && extract.is_none() {
+        // Each code object is written as soon as it and those before it are described.
+        let stream = Stream::new(stdout());
+        let report = inspect_with(files, None, Some(&stream));
+        let printed = stream
+            .finish(report.code_objects.len(), &report.errors)
+            .map(drop);
+        (report, printed)
     } else {
-        print_human(&report, show_sites)
+        // --extract adds to the objects after they are described: printed after.
+        let report = inspect_with(files, extract, None::<&Stream<Vec<u8>>>);
+        let printed = if json {
+            write_json(stdout(), &report).map(drop)
+        } else {
+            print_human(&report, show_sites)
+        };
+        (report, printed)
     };
     if let Err(e) = printed {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
@@ -208,91 +223,20 @@ pub fn run(files: &[PathBuf], json: bool, show_sites: bool, extract: Option<&Pat
     status(&report)
 }
 
-/// Prints the report as `crate::print_json` does, byte for byte, from the code
-/// objects already serialized (by the workers that described them) or, when
-/// they were not, serialized now on every core.
-fn print_json(report: &Report, serialized: Option<&Serialized>) -> std::io::Result<()> {
-    use std::io::Write;
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::with_capacity(64 << 10, stdout.lock());
-    match serialized.and_then(|s| s.parts(report.code_objects.len())) {
-        Some(parts) => write_document(&mut out, report, &parts)?,
-        None => {
-            let objects = serialize_objects(report);
-            let parts: Vec<&[u8]> = objects.iter().map(Vec::as_slice).collect();
-            write_document(&mut out, report, &parts)?;
-        }
+/// Writes the report to `out` as `crate::print_json` does, byte for byte, and
+/// returns `out`.
+fn write_json<W: std::io::Write>(out: W, report: &Report) -> std::io::Result<W> {
+    let stream = Stream::new(out);
+    for (i, object) in report.code_objects.iter().enumerate() {
+        stream.put(i, object);
     }
-    out.flush()
-}
-
-/// Each code object of the report serialized at its place in the document,
-/// on every core.
-fn serialize_objects(report: &Report) -> Vec<Vec<u8>> {
-    parallel_map(&report.code_objects, |object| {
-        let mut out = Vec::new();
-        json::Writer::at(&mut out, 2).code_object(object);
-        out
-    })
+    stream.finish(report.code_objects.len(), &report.errors)
 }
 
 /// The JSON document of `--json`, with its final newline (all of it in memory).
 #[cfg(test)]
 fn json_document(report: &Report) -> std::io::Result<Vec<u8>> {
-    let objects = serialize_objects(report);
-    let parts: Vec<&[u8]> = objects.iter().map(Vec::as_slice).collect();
-    let mut out = Vec::new();
-    write_document(&mut out, report, &parts)?;
-    Ok(out)
-}
-
-/// Writes the document around `objects`, the serialized code objects of the
-/// report in order, and the report's errors.
-fn write_document(
-    out: &mut impl std::io::Write,
-    report: &Report,
-    objects: &[&[u8]],
-) -> std::io::Result<()> {
-    out.write_all(b"{\n  \"code_objects\": [")?;
-    for (i, object) in objects.iter().enumerate() {
-        out.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
-        out.write_all(object)?;
-    }
-    if !objects.is_empty() {
-        out.write_all(b"\n  ")?;
-    }
-    out.write_all(b"],\n  \"errors\": ")?;
-    let mut errors = Vec::new();
-    json::Writer::at(&mut errors, 1).errors(&report.errors);
-    out.write_all(&errors)?;
-    out.write_all(b"\n}\n")
-}
-
-/// Code objects serialized by the workers that described them: per worker, one
-/// buffer and where each of its objects (by index) lies in it.
-#[derive(Debug, Default)]
-struct Serialized {
-    workers: Vec<SerializedPart>,
-}
-
-/// One worker's buffer and the (object index, byte range) of each object in it.
-type SerializedPart = (Vec<u8>, Vec<(usize, std::ops::Range<usize>)>);
-
-impl Serialized {
-    /// The `count` objects' bytes in order; `None` unless each was serialized once.
-    fn parts(&self, count: usize) -> Option<Vec<&[u8]>> {
-        let mut parts: Vec<Option<&[u8]>> = vec![None; count];
-        for (buf, objects) in &self.workers {
-            for (i, range) in objects {
-                let slot = parts.get_mut(*i)?;
-                if slot.is_some() {
-                    return None;
-                }
-                *slot = Some(buf.get(range.clone())?);
-            }
-        }
-        parts.into_iter().collect()
-    }
+    write_json(Vec::new(), report)
 }
 
 /// The exit status of a report: 0 when every input was read, else 1.
@@ -308,16 +252,16 @@ pub fn status(report: &Report) -> u8 {
 /// core); with `extract`, writes each object into that directory.
 #[cfg(test)]
 pub fn inspect(files: &[PathBuf], extract: Option<&Path>) -> Report {
-    inspect_with(files, extract, false).0
+    inspect_with(files, extract, None::<&Stream<Vec<u8>>>)
 }
 
-/// `inspect`; with `serialize`, each worker also serializes the code objects
-/// it describes (as [`print_json`] places them), while they are at hand.
-fn inspect_with(
+/// `inspect`; with `stream`, each worker also puts the code objects it
+/// describes into the JSON document, while they are at hand.
+fn inspect_with<W: std::io::Write + Send>(
     files: &[PathBuf],
     extract: Option<&Path>,
-    serialize: bool,
-) -> (Report, Option<Serialized>) {
+    stream: Option<&Stream<W>>,
+) -> Report {
     let mut report = Report::default();
     let mut inputs: Vec<(usize, String, sparse::Input)> = Vec::with_capacity(files.len());
     // --extract writes every object whole; otherwise only what inspect reads.
@@ -363,12 +307,11 @@ fn inspect_with(
         .map_or(1, usize::from)
         .min(found.len().max(1));
     type Described = (usize, CodeObject, Option<FileError>);
-    let done: Vec<(Vec<Described>, SerializedPart)> = std::thread::scope(|scope| {
+    let done: Vec<Vec<Described>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 scope.spawn(|| {
                     let mut mine = Vec::new();
-                    let mut serialized: SerializedPart = (Vec::new(), Vec::new());
                     let mut scratch = sparse::Scratch::new(largest);
                     // The file of the last deferred object (objects come in file order).
                     let mut open: Option<(usize, std::io::Result<std::fs::File>)> = None;
@@ -413,16 +356,13 @@ fn inspect_with(
                                 }
                             }
                         };
-                        if serialize {
-                            let (buf, objects) = &mut serialized;
-                            let start = buf.len();
-                            json::Writer::at(buf, 2).code_object(&described);
-                            objects.push((i, start..buf.len()));
+                        if let Some(stream) = stream {
+                            stream.put(i, &described);
                         }
                         mine.push((i, described, error));
                         progress.tick();
                     }
-                    (mine, serialized)
+                    mine
                 })
             })
             .collect();
@@ -431,12 +371,7 @@ fn inspect_with(
             .map(|h| h.join().expect("an inspect worker panicked"))
             .collect()
     });
-    let mut results = Vec::with_capacity(found.len());
-    let mut serialized = Serialized::default();
-    for (mine, part) in done {
-        results.extend(mine);
-        serialized.workers.push(part);
-    }
+    let mut results: Vec<Described> = done.into_iter().flatten().collect();
     progress.finish();
     results.sort_by_key(|&(i, _, _)| i);
     for (_, object, error) in results {
@@ -453,7 +388,7 @@ fn inspect_with(
                 file: dir.display().to_string(),
                 error: format!("cannot create the extraction directory: {e}"),
             });
-            return (report, None);
+            return report;
         }
         for (i, (object, (_, found))) in report.code_objects.iter_mut().zip(&found).enumerate() {
             let path = dir.join(extracted_name(i, object));
@@ -466,7 +401,7 @@ fn inspect_with(
             }
         }
     }
-    (report, serialize.then_some(serialized))
+    report
 }
 
 /// `f` of every item, in order, computed on every core.
@@ -568,7 +503,11 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
     // The view is done with: its metadata's kernel names move into the report.
     if let (true, Ok(view)) = (amdgpu, view) {
         if let Ok(m) = view.into_metadata() {
-            object.kernels = m.kernels.into_iter().filter_map(|k| k.name).collect();
+            object.kernels = m
+                .kernels
+                .iter()
+                .filter_map(|k| k.name.map(str::to_owned))
+                .collect();
         }
     }
     match analysis {

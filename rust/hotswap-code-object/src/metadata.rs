@@ -17,26 +17,27 @@ const NT_AMDGPU_METADATA: u32 = 32;
 /// Nesting deeper than this is refused (real metadata nests 3 to 4 levels).
 const MAX_DEPTH: u32 = 32;
 
-/// What this library reads from the metadata.
+/// What this library reads from the metadata; its strings are borrowed from
+/// the document (checked to be UTF-8), not copied.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Metadata {
+pub struct Metadata<'a> {
     /// `amdhsa.version`, e.g. `[1, 2]`.
     pub version: Option<(u64, u64)>,
     /// `amdhsa.target`, e.g. `amdgcn-amd-amdhsa--gfx1250`.
-    pub target: Option<String>,
+    pub target: Option<&'a str>,
     /// `amdhsa.kernels`, in order.
-    pub kernels: Vec<Kernel>,
+    pub kernels: Vec<Kernel<'a>>,
 }
 
 /// One entry of `amdhsa.kernels`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Kernel {
+pub struct Kernel<'a> {
     /// `.name`.
-    pub name: Option<String>,
+    pub name: Option<&'a str>,
     /// `.symbol`, the kernel descriptor's symbol (`<name>.kd`).
-    pub symbol: Option<String>,
+    pub symbol: Option<&'a str>,
     /// `.gfx1250_revision` (`A0`, `B0`) when the producer wrote one.
-    pub gfx1250_revision: Option<String>,
+    pub gfx1250_revision: Option<&'a str>,
 }
 
 /// Why the metadata could not be read.
@@ -69,7 +70,7 @@ impl std::fmt::Display for MetadataError {
 }
 
 /// Reads the metadata of a code object. Reads the note areas only.
-pub fn read(code_object: &[u8]) -> Result<Metadata, MetadataError> {
+pub fn read(code_object: &[u8]) -> Result<Metadata<'_>, MetadataError> {
     let header = Header::parse(code_object).map_err(MetadataError::Elf)?;
     match find_note(&header, code_object)? {
         Some(desc) => decode_document(desc),
@@ -96,14 +97,14 @@ pub fn find_note<'a>(
 }
 
 /// Decodes one metadata document (the note's descriptor).
-pub fn decode_document(desc: &[u8]) -> Result<Metadata, MetadataError> {
+pub fn decode_document(desc: &[u8]) -> Result<Metadata<'_>, MetadataError> {
     let mut rd = desc;
     let mut metadata = Metadata::default();
     let entries = map_len(&mut rd)?;
     for _ in 0..entries {
         let key = key(&mut rd)?;
         match key {
-            b"amdhsa.target" => metadata.target = Some(string(&mut rd)?.to_owned()),
+            b"amdhsa.target" => metadata.target = Some(string(&mut rd)?),
             b"amdhsa.version" => {
                 let n = array_len(&mut rd)?;
                 let mut parts = [0u64; 2];
@@ -127,13 +128,13 @@ pub fn decode_document(desc: &[u8]) -> Result<Metadata, MetadataError> {
     Ok(metadata)
 }
 
-fn kernel(rd: &mut &[u8]) -> Result<Kernel, MetadataError> {
+fn kernel<'a>(rd: &mut &'a [u8]) -> Result<Kernel<'a>, MetadataError> {
     let mut kernel = Kernel::default();
     for _ in 0..map_len(rd)? {
         match key(rd)? {
-            b".name" => kernel.name = Some(string(rd)?.to_owned()),
-            b".symbol" => kernel.symbol = Some(string(rd)?.to_owned()),
-            b".gfx1250_revision" => kernel.gfx1250_revision = Some(string(rd)?.to_owned()),
+            b".name" => kernel.name = Some(string(rd)?),
+            b".symbol" => kernel.symbol = Some(string(rd)?),
+            b".gfx1250_revision" => kernel.gfx1250_revision = Some(string(rd)?),
             _ => skip(rd, 1)?,
         }
     }
@@ -357,13 +358,14 @@ mod tests {
 
     #[test]
     fn decodes_target_kernels_and_revision() {
-        let m = decode_document(&document("amdgcn-amd-amdhsa--gfx1250")).unwrap();
-        assert_eq!(m.target.as_deref(), Some("amdgcn-amd-amdhsa--gfx1250"));
+        let doc = document("amdgcn-amd-amdhsa--gfx1250");
+        let m = decode_document(&doc).unwrap();
+        assert_eq!(m.target, Some("amdgcn-amd-amdhsa--gfx1250"));
         assert_eq!(m.version, Some((1, 2)));
         assert_eq!(m.kernels.len(), 1);
-        assert_eq!(m.kernels[0].name.as_deref(), Some("k"));
-        assert_eq!(m.kernels[0].symbol.as_deref(), Some("k.kd"));
-        assert_eq!(m.kernels[0].gfx1250_revision.as_deref(), Some("B0"));
+        assert_eq!(m.kernels[0].name, Some("k"));
+        assert_eq!(m.kernels[0].symbol, Some("k.kd"));
+        assert_eq!(m.kernels[0].gfx1250_revision, Some("B0"));
     }
 
     #[test]
@@ -479,11 +481,9 @@ mod tests {
     fn no_string_scan_over_reads() {
         // The target string is followed directly by a key; a NUL-terminated
         // reader would absorb it.
-        let m = decode_document(&document("amdgcn-amd-amdhsa--gfx942:xnack-")).unwrap();
-        assert_eq!(
-            m.target.as_deref(),
-            Some("amdgcn-amd-amdhsa--gfx942:xnack-")
-        );
+        let doc = document("amdgcn-amd-amdhsa--gfx942:xnack-");
+        let m = decode_document(&doc).unwrap();
+        assert_eq!(m.target, Some("amdgcn-amd-amdhsa--gfx942:xnack-"));
     }
 }
 
@@ -508,7 +508,7 @@ mod object_tests {
     #[test]
     fn reads_a_real_object() {
         let m = read(PROBE).unwrap();
-        assert_eq!(m.target.as_deref(), Some("amdgcn-amd-amdhsa--gfx1250"));
+        assert_eq!(m.target, Some("amdgcn-amd-amdhsa--gfx1250"));
         assert!(m.version.is_some());
         assert_eq!(m.kernels.len(), 1);
     }

@@ -25,7 +25,7 @@ pub struct CodeObject<'a> {
     symtab: OnceCell<Vec<Symbol<'a>>>,
     dynsym: OnceCell<Vec<Symbol<'a>>>,
     metadata_note: OnceCell<Result<Option<&'a [u8]>, MetadataError>>,
-    metadata: OnceCell<Result<Metadata, MetadataError>>,
+    metadata: OnceCell<Result<Metadata<'a>, MetadataError>>,
 }
 
 impl<'a> CodeObject<'a> {
@@ -114,7 +114,7 @@ impl<'a> CodeObject<'a> {
     }
 
     /// The decoded metadata document (decoded once).
-    pub fn metadata(&self) -> Result<&Metadata, MetadataError> {
+    pub fn metadata(&self) -> Result<&Metadata<'a>, MetadataError> {
         self.metadata
             .get_or_init(|| match self.metadata_note()? {
                 Some(desc) => metadata::decode_document(desc),
@@ -124,9 +124,9 @@ impl<'a> CodeObject<'a> {
             .map_err(|e| *e)
     }
 
-    /// The decoded metadata document, owned: decoded now unless it already
-    /// was, and the view with it done with (its strings move, not copied).
-    pub fn into_metadata(self) -> Result<Metadata, MetadataError> {
+    /// The decoded metadata document, for longer than the view: decoded now
+    /// unless it already was, and the view with it done with.
+    pub fn into_metadata(self) -> Result<Metadata<'a>, MetadataError> {
         match self.metadata.into_inner() {
             Some(decoded) => decoded,
             None => match self.metadata_note.into_inner() {

@@ -270,7 +270,7 @@ impl<'a> Writer<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::{ClassCounts, CodeObject, FileError, Function, Moved, Site, Unknown};
     use super::Writer;
     use hotswap_code_object::gfx1250::A0Class;
@@ -287,7 +287,8 @@ mod tests {
         "_ZN3c10L10kernel_fooIfLi256EEEvPKT_",
     ];
 
-    fn object(i: usize) -> CodeObject {
+    /// A code object with a different mix of fields present for each `i`.
+    pub(in crate::inspect) fn object(i: usize) -> CodeObject {
         let text = |j: usize| AWKWARD[(i + j) % AWKWARD.len()].to_owned();
         let some = i % 2 == 0;
         let mut counts = [0usize; A0Class::ALL.len()];

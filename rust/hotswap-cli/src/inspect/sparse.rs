@@ -482,17 +482,17 @@ mod tests {
         assert_eq!(object, again, "a reused buffer reads as a fresh one");
 
         let files = [PathBuf::from(&path)];
-        let (report, serialized) = super::super::inspect_with(&files, None, true);
-        // The document written object by object is serde_json's, byte for
-        // byte, whether the workers serialized the objects or not.
+        let stream = super::super::Stream::new(Vec::new());
+        let report = super::super::inspect_with(&files, None, Some(&stream));
+        // The document the workers wrote object by object is serde_json's,
+        // byte for byte, and so is the one written from the report after.
         let mut pretty = serde_json::to_vec_pretty(&report).unwrap();
         pretty.push(b'\n');
+        let streamed = stream
+            .finish(report.code_objects.len(), &report.errors)
+            .unwrap();
+        assert_eq!(streamed, pretty);
         assert_eq!(super::super::json_document(&report).unwrap(), pretty);
-        let serialized = serialized.unwrap();
-        let parts = serialized.parts(report.code_objects.len()).unwrap();
-        let mut written = Vec::new();
-        super::super::write_document(&mut written, &report, &parts).unwrap();
-        assert_eq!(written, pretty);
         let mut other = super::super::Report::default();
         for _ in 0..2 {
             let mut pretty = serde_json::to_vec_pretty(&other).unwrap();

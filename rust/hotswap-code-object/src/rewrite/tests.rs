@@ -754,11 +754,7 @@ fn b0_revisions_are_retagged_when_the_note_keeps_its_size() {
     let r = rewrite_b0_to_a0(&input, &default()).unwrap();
     assert_eq!(r.report.retag, Some(Retag::Retagged(2)));
     let m = metadata::read(&r.bytes).unwrap();
-    let revisions: Vec<Option<&str>> = m
-        .kernels
-        .iter()
-        .map(|k| k.gfx1250_revision.as_deref())
-        .collect();
+    let revisions: Vec<Option<&str>> = m.kernels.iter().map(|k| k.gfx1250_revision).collect();
     assert_eq!(revisions, [Some("A0"), None, Some("A0")]);
     // Only the two value bytes changed, inside the note's descriptor.
     let diffs = diff_ranges(&input, &r.bytes);

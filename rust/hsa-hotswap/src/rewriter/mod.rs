@@ -476,7 +476,7 @@ fn cross_check_metadata(object: &CodeObject<'_>) {
         return;
     };
     match object.metadata() {
-        Ok(m) => match m.target.as_deref() {
+        Ok(m) => match m.target {
             Some(target) if target.replace("-unknown-", "--") != header_isa => log::warn!(
                 "code object metadata says amdhsa.target {target} but its ELF header says {header_isa}"
             ),
