@@ -907,6 +907,20 @@ pub(super) fn place(
 
     // Where the region goes.
     let segments = object.segments();
+    // A loadable segment mapping more file bytes than its memory size is
+    // malformed (the ELF rule is p_filesz <= p_memsz): the address map reads its
+    // file bytes past the memory end, where the new segment would start, so the
+    // moved code could not be found where it was put.
+    if let Some(s) = segments
+        .iter()
+        .find(|s| s.p_type == elf::PT_LOAD && s.filesz > s.memsz)
+    {
+        return Err(refuse(format!(
+            "the loadable segment at {:#x} has a file size ({:#x}) larger than its memory \
+             size ({:#x}): malformed program header",
+            s.vaddr, s.filesz, s.memsz
+        )));
+    }
     let vend = segments
         .iter()
         .filter(|s| s.p_type == elf::PT_LOAD)

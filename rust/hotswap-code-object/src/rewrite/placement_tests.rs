@@ -385,6 +385,37 @@ fn a_segment_ending_near_the_end_of_the_address_space_refuses_instead_of_wrappin
     }
 }
 
+#[test]
+fn a_segment_with_more_file_than_memory_bytes_refuses() {
+    // Found by fuzzing: a PT_LOAD with p_filesz > p_memsz maps file bytes past
+    // its memory end, where the new segment was put: the grown output's
+    // moved copy read as the old bytes there, and rewriting it again failed.
+    let mut input = Obj::functions(&[("k", around(&DS2))]).build();
+    let header = crate::elf::Header::parse(&input).unwrap();
+    let ph = header.segments(&input);
+    let last = ph
+        .iter()
+        .enumerate()
+        .rfind(|(_, s)| s.p_type == crate::elf::PT_LOAD)
+        .map(|(i, _)| i)
+        .unwrap();
+    let phoff = u64::from_le_bytes(input[32..40].try_into().unwrap()) as usize;
+    let phentsize = u16::from_le_bytes(input[54..56].try_into().unwrap()) as usize;
+    let memsz = phoff + last * phentsize + 40; // p_memsz
+    let filesz = ph[last].filesz;
+    assert!(filesz > 0);
+    input[memsz..memsz + 8].copy_from_slice(&(filesz - 1).to_le_bytes());
+    match rewrite_b0_to_a0(&input, &default()) {
+        Err(e @ RewriteError::Growth(_)) => {
+            assert!(e.to_string().contains("malformed program header"), "{e}")
+        }
+        other => panic!(
+            "expected a growth refusal, got {:?}",
+            other.map(|r| r.report.moved)
+        ),
+    }
+}
+
 /// Writes `value` into field `at` (bytes) of section header `index`.
 fn set_section_field(object: &mut [u8], index: usize, at: usize, value: &[u8]) {
     let shoff = u64::from_le_bytes(object[40..48].try_into().unwrap()) as usize;
