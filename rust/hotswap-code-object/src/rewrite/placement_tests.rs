@@ -359,10 +359,9 @@ fn the_layout_names_its_new_parts() {
         .is_some());
 }
 
-#[test]
-fn a_segment_ending_near_the_end_of_the_address_space_refuses_instead_of_wrapping() {
-    // Found by fuzzing: a PT_LOAD whose end is within a page of u64::MAX made
-    // the new segment's page-aligned address overflow.
+/// A growing object whose last PT_LOAD gets the memory size `memsz(its vaddr,
+/// its file size)`, and the growth refusal's message for it.
+fn growth_refusal_with_last_load_memsz(memsz: impl Fn(u64, u64) -> u64) -> String {
     let mut input = Obj::functions(&[("k", around(&DS2))]).build();
     let header = crate::elf::Header::parse(&input).unwrap();
     let ph = header.segments(&input);
@@ -374,15 +373,24 @@ fn a_segment_ending_near_the_end_of_the_address_space_refuses_instead_of_wrappin
         .unwrap();
     let phoff = u64::from_le_bytes(input[32..40].try_into().unwrap()) as usize;
     let phentsize = u16::from_le_bytes(input[54..56].try_into().unwrap()) as usize;
-    let memsz = phoff + last * phentsize + 40; // p_memsz
-    let vaddr = ph[last].vaddr;
-    input[memsz..memsz + 8].copy_from_slice(&(u64::MAX - vaddr - 16).to_le_bytes());
+    let field = phoff + last * phentsize + 40; // p_memsz
+    let value = memsz(ph[last].vaddr, ph[last].filesz);
+    input[field..field + 8].copy_from_slice(&value.to_le_bytes());
     match rewrite_b0_to_a0(&input, &default()) {
-        Err(e @ RewriteError::Growth(_)) => {
-            assert!(e.to_string().contains("address space"), "{e}")
-        }
-        other => panic!("expected a growth refusal, got {other:?}"),
+        Err(e @ RewriteError::Growth(_)) => e.to_string(),
+        other => panic!(
+            "expected a growth refusal, got {:?}",
+            other.map(|r| r.report.moved)
+        ),
     }
+}
+
+#[test]
+fn a_segment_ending_near_the_end_of_the_address_space_refuses_instead_of_wrapping() {
+    // Found by fuzzing: a PT_LOAD whose end is within a page of u64::MAX made
+    // the new segment's page-aligned address overflow.
+    let e = growth_refusal_with_last_load_memsz(|vaddr, _| u64::MAX - vaddr - 16);
+    assert!(e.contains("address space"), "{e}");
 }
 
 #[test]
@@ -390,30 +398,11 @@ fn a_segment_with_more_file_than_memory_bytes_refuses() {
     // Found by fuzzing: a PT_LOAD with p_filesz > p_memsz maps file bytes past
     // its memory end, where the new segment was put: the grown output's
     // moved copy read as the old bytes there, and rewriting it again failed.
-    let mut input = Obj::functions(&[("k", around(&DS2))]).build();
-    let header = crate::elf::Header::parse(&input).unwrap();
-    let ph = header.segments(&input);
-    let last = ph
-        .iter()
-        .enumerate()
-        .rfind(|(_, s)| s.p_type == crate::elf::PT_LOAD)
-        .map(|(i, _)| i)
-        .unwrap();
-    let phoff = u64::from_le_bytes(input[32..40].try_into().unwrap()) as usize;
-    let phentsize = u16::from_le_bytes(input[54..56].try_into().unwrap()) as usize;
-    let memsz = phoff + last * phentsize + 40; // p_memsz
-    let filesz = ph[last].filesz;
-    assert!(filesz > 0);
-    input[memsz..memsz + 8].copy_from_slice(&(filesz - 1).to_le_bytes());
-    match rewrite_b0_to_a0(&input, &default()) {
-        Err(e @ RewriteError::Growth(_)) => {
-            assert!(e.to_string().contains("malformed program header"), "{e}")
-        }
-        other => panic!(
-            "expected a growth refusal, got {:?}",
-            other.map(|r| r.report.moved)
-        ),
-    }
+    let e = growth_refusal_with_last_load_memsz(|_, filesz| {
+        assert!(filesz > 0);
+        filesz - 1
+    });
+    assert!(e.contains("malformed program header"), "{e}");
 }
 
 /// Writes `value` into field `at` (bytes) of section header `index`.
