@@ -639,13 +639,14 @@ void scenario_leave_table() {
 // hsa_shut_down, Loader::Destroy drops the readers the application did not
 // destroy before the runtime counts itself shut down, so a load in that window
 // gets HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER, with or without the tool;
-// it is accepted only for a load that returned after hsa_shut_down began. The scenario holds the tool library
+// it is accepted only for a load that returned after the stand-in dropped
+// the readers (after OnUnload and Reset), and for at most one load a thread. The scenario holds the tool library
 // itself (as CLR's hotswap gate does): calling a hook after hsa_shut_down needs
 // the library still loaded, and ROCr dlcloses its tools there.
 void scenario_unload_race() {
   open_tool_directly();
   init();
-  std::atomic<bool> stop{false}, shutting_down{false};
+  std::atomic<bool> stop{false};
   std::atomic<int> wrong{0}, done{0}, refused{0}, dropped{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
@@ -653,9 +654,9 @@ void scenario_unload_race() {
       const Agent &agent = agents()[size_t(t) % agents().size()];
       while (!stop) {
         Outcome o = load_memory(object("gfx1250"), agent);
-        bool after_shut_down_began = shutting_down;
+        bool readers_dropped = readers_dropped_at_shut_down();
         if (o.status == HSA_STATUS_ERROR_NOT_INITIALIZED) ++refused;
-        else if (o.status == HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER && after_shut_down_began) ++dropped;
+        else if (o.status == HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER && readers_dropped) ++dropped;
         else if (o.status != HSA_STATUS_SUCCESS && wrong++ == 0)
           std::fprintf(stderr, "unload race: a load returned status %#x\n", unsigned(o.status));
         ++done;
@@ -672,7 +673,6 @@ void scenario_unload_race() {
   hsa_code_object_reader_t reader{};
   CHECK(create_hook(object("gfx1250").data(), object("gfx1250").size(), &reader) == HSA_STATUS_SUCCESS,
         "create hook before OnUnload");
-  shutting_down = true;
   shut_down();
   int at_unload = done;
   hsa_code_object_reader_t other{};
@@ -687,6 +687,7 @@ void scenario_unload_race() {
   stop = true;
   for (auto &th : threads) th.join();
   CHECK(wrong == 0, "%d loads failed around OnUnload with another status", wrong.load());
+  CHECK(dropped <= 4, "%d loads lost their reader at hsa_shut_down: more than one a thread", dropped.load());
   CHECK(api().hsa_executable_load_agent_code_object_fn == fake_load, "the table was not restored");
   std::printf("unload race: %d loads on 4 threads, OnUnload after %d, %d refused by the shut-down runtime, "
               "%d whose reader the runtime dropped during hsa_shut_down, %d failed otherwise\n",

@@ -51,6 +51,9 @@ Counters g_counters;
 // (its IS_OPEN check, before any argument check).
 std::atomic<int> g_refs{0};
 bool closed() { return g_refs.load() == 0; }
+// Set by hsa_shut_down just before it drops the readers left (after the
+// tools' OnUnload and Reset); cleared by the next hsa_init.
+std::atomic<bool> g_readers_dropped{false};
 
 // ---- loader ----------------------------------------------------------------------
 
@@ -488,21 +491,34 @@ Runtime::Runtime() { fill_core(tables.core); }
 void Runtime::reset() {
   // ROCr's Reset assigns each entry its value in turn: a thread that reads a
   // slot meanwhile (an application racing hsa_shut_down) sees the tool's hook
-  // or the runtime's function, never a placeholder. So the core table (the
-  // only one with functions here) is built aside and stored a whole word at a
-  // time; the other tables get their versions back, as built.
-  static_assert(sizeof(CoreApiTable) % sizeof(uintptr_t) == 0, "the core table is whole words");
+  // or the runtime's function, never a placeholder. So the core slots (the
+  // only functions here) are built aside and each stored whole; the versions
+  // (their reserved fields left as they are) and the root's pointers to the
+  // tables are set back as the container's constructor sets them.
   HsaApiTableContainer fresh;
   fill_core(fresh.core);
-  auto *to = reinterpret_cast<uintptr_t *>(&tables.core);
-  const auto *from = reinterpret_cast<const uintptr_t *>(&fresh.core);
-  for (size_t i = 0; i < sizeof(CoreApiTable) / sizeof(uintptr_t); ++i)
+  auto **to = reinterpret_cast<void **>(reinterpret_cast<char *>(&tables.core) + sizeof(ApiTableVersion));
+  void *const *from =
+      reinterpret_cast<void *const *>(reinterpret_cast<const char *>(&fresh.core) + sizeof(ApiTableVersion));
+  for (size_t i = 0; i < (sizeof(CoreApiTable) - sizeof(ApiTableVersion)) / sizeof(void *); ++i)
     __atomic_store_n(&to[i], from[i], __ATOMIC_RELAXED);
-  tables.root.version = fresh.root.version;
-  tables.amd_ext.version = fresh.amd_ext.version;
-  tables.finalizer_ext.version = fresh.finalizer_ext.version;
-  tables.image_ext.version = fresh.image_ext.version;
+  auto restore = [](ApiTableVersion &v, const ApiTableVersion &built) {
+    v.major_id = built.major_id;
+    v.minor_id = built.minor_id;
+    v.step_id = built.step_id;
+  };
+  restore(tables.root.version, fresh.root.version);
+  restore(tables.core.version, fresh.core.version);
+  restore(tables.amd_ext.version, fresh.amd_ext.version);
+  restore(tables.finalizer_ext.version, fresh.finalizer_ext.version);
+  restore(tables.image_ext.version, fresh.image_ext.version);
+  tables.root.core_ = &tables.core;
+  tables.root.amd_ext_ = &tables.amd_ext;
+  tables.root.finalizer_ext_ = &tables.finalizer_ext;
+  tables.root.image_ext_ = &tables.image_ext;
 }
+
+bool readers_dropped_at_shut_down() { return g_readers_dropped.load(); }
 
 Runtime &runtime() {
   static Runtime table;  // static storage, trivially destructible: valid until the process ends
@@ -517,6 +533,7 @@ void init() {
     g_atexit_registered = true;
   }
   if (g_refs++ > 0) return;
+  g_readers_dropped = false;
   load_tools();
 }
 
@@ -548,6 +565,7 @@ void shut_down() {
   {
     // Readers the application did not destroy go with the runtime instance.
     std::lock_guard<std::mutex> lock(g_loader_lock);
+    g_readers_dropped = true;
     g_readers.clear();
   }
   close_tools();

@@ -62,6 +62,10 @@ void init();
 // order, resets the table and dlcloses the tools (unless
 // HSA_RUNNING_UNDER_VALGRIND=1); a nested one only counts.
 void shut_down();
+// Whether the running hsa_shut_down has dropped the readers the application
+// left (ROCr's Loader::Destroy, after the tools' OnUnload and Reset); false
+// again after the next hsa_init.
+bool readers_dropped_at_shut_down();
 // Parses an HSA_TOOLS_LIB value as ROCr's parse_tool_names does.
 std::vector<std::string> parse_tool_names(const std::string &value);
 // Names of tools whose OnLoad returned false or that failed to load (the
