@@ -196,7 +196,10 @@ pub struct Unknown {
 /// Runs `hotswap inspect`.
 pub fn run(files: &[PathBuf], json: bool, show_sites: bool, extract: Option<&Path>) -> u8 {
     let stdout = || std::io::BufWriter::with_capacity(64 << 10, std::io::stdout());
-    let (report, printed) = if json && extract.is_none() {
+    // On a terminal the progress bar draws on the same screen: the document
+    // is printed after it, whole.
+    let stream = json && extract.is_none() && !std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let (report, printed) = if stream {
         // Each code object is written as soon as it and those before it are described.
         let stream = Stream::new(stdout());
         let report = inspect_with(files, None, Some(&stream));
@@ -500,9 +503,9 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
         (Ok(_), Ok(view)) => rewrite::moved_functions_of(view),
         _ => None,
     };
-    // The view is done with: its metadata's kernel names move into the report.
-    if let (true, Ok(view)) = (amdgpu, view) {
-        if let Ok(m) = view.into_metadata() {
+    // The kernel names, copied out of the metadata note.
+    if let (true, Ok(view)) = (amdgpu, &view) {
+        if let Ok(m) = view.metadata() {
             object.kernels = m
                 .kernels
                 .iter()

@@ -123,23 +123,6 @@ impl<'a> CodeObject<'a> {
             .as_ref()
             .map_err(|e| *e)
     }
-
-    /// The decoded metadata document, for longer than the view: decoded now
-    /// unless it already was, and the view with it done with.
-    pub fn into_metadata(self) -> Result<Metadata<'a>, MetadataError> {
-        match self.metadata.into_inner() {
-            Some(decoded) => decoded,
-            None => match self.metadata_note.into_inner() {
-                Some(Ok(Some(desc))) => metadata::decode_document(desc),
-                Some(Ok(None)) => Err(MetadataError::Missing),
-                Some(Err(e)) => Err(e),
-                None => match metadata::find_note(&self.header, self.bytes)? {
-                    Some(desc) => metadata::decode_document(desc),
-                    None => Err(MetadataError::Missing),
-                },
-            },
-        }
-    }
 }
 
 #[cfg(test)]
@@ -166,15 +149,6 @@ mod tests {
         assert_eq!(object.metadata().cloned(), metadata::read(bytes));
         assert!(object.metadata().unwrap().kernels.len() == 1);
         assert_eq!(object.symbols(elf::SHT_NOBITS), &[]);
-        // Owned, the same document whether or not it was decoded (or its
-        // note found) before.
-        let decoded = object.metadata().cloned();
-        assert_eq!(object.into_metadata(), decoded);
-        let fresh = CodeObject::parse(bytes).unwrap();
-        assert_eq!(fresh.into_metadata(), decoded);
-        let noted = CodeObject::parse(bytes).unwrap();
-        assert!(noted.metadata_note().unwrap().is_some());
-        assert_eq!(noted.into_metadata(), decoded);
     }
 
     #[test]

@@ -136,16 +136,18 @@ impl Scratch {
 
 /// Zeroes the bytes of the `stale` ranges of `buf` that no `filled` range
 /// covers (ranges as `(start, end)`, inside `buf`, in any order, overlapping
-/// or not).
+/// or not). Both lists are merged into sorted disjoint ranges first, so the
+/// work is one sweep over them whatever an object's layout.
 fn zero_unfilled(buf: &mut [u8], stale: &[(usize, usize)], filled: &[(usize, usize)]) {
-    let mut filled = filled.to_vec();
-    filled.sort_unstable();
-    for &(from, to) in stale {
+    let filled = merged(filled);
+    let mut next = 0;
+    for (from, to) in merged(stale) {
+        // Filled ranges that end before this stale one never matter again.
+        while filled.get(next).is_some_and(|&(_, end)| end <= from) {
+            next += 1;
+        }
         let mut at = from;
-        for &(start, end) in &filled {
-            if start >= to {
-                break;
-            }
+        for &(start, end) in filled[next..].iter().take_while(|&&(start, _)| start < to) {
             if start > at {
                 buf[at..start].fill(0);
             }
@@ -155,6 +157,20 @@ fn zero_unfilled(buf: &mut [u8], stale: &[(usize, usize)], filled: &[(usize, usi
             buf[at..to].fill(0);
         }
     }
+}
+
+/// `ranges` sorted, the overlapping and touching ones joined, the empty ones dropped.
+fn merged(ranges: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let mut sorted: Vec<(usize, usize)> = ranges.iter().copied().filter(|(s, e)| s < e).collect();
+    sorted.sort_unstable();
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(sorted.len());
+    for (start, end) in sorted {
+        match out.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => out.push((start, end)),
+        }
+    }
+    out
 }
 
 /// A code object being read into a [`Scratch`].
@@ -208,7 +224,7 @@ impl Object<'_> {
         let mut areas = Vec::new();
         let object = &*self.buf;
         for i in 0..usize::from(phnum) {
-            let at = as_usize(phoff) + i * 56;
+            let at = as_usize(phoff).saturating_add(i * 56);
             if u32_at(object, at) == PT_NOTE {
                 areas.push((u64_at(object, at + 8), u64_at(object, at + 32)));
             }
@@ -216,7 +232,7 @@ impl Object<'_> {
         // The notes `Header::note_areas` reads: the segments, or without
         // program headers the sections; and the section names.
         for i in 0..usize::from(shnum) {
-            let at = as_usize(shoff) + i * 64;
+            let at = as_usize(shoff).saturating_add(i * 64);
             if (phnum == 0 && u32_at(object, at + 4) == SHT_NOTE) || i == usize::from(names) {
                 areas.push((u64_at(object, at + 24), u64_at(object, at + 32)));
             }

@@ -50,7 +50,14 @@ impl<W: Write> Stream<W> {
     /// Object `index` (each index from 0 once): serialized here, written now
     /// if every earlier object has been, else when they have.
     pub(super) fn put(&self, index: usize, object: &CodeObject) {
-        let mut buf = self.lock().spare.pop().unwrap_or_default();
+        let mut buf = {
+            let mut state = self.lock();
+            if state.error.is_some() {
+                // Nothing more is written (a closed pipe): not worth serializing.
+                return;
+            }
+            state.spare.pop().unwrap_or_default()
+        };
         Writer::at(&mut buf, 2).code_object(object);
         let mut guard = self.lock();
         let state = &mut *guard;
@@ -77,6 +84,9 @@ impl<W: Write> Stream<W> {
             .state
             .into_inner()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(e) = state.error.take() {
+            return Err(e);
+        }
         if state.next != count || !state.waiting.is_empty() {
             return Err(std::io::Error::other(format!(
                 "{} of {count} code objects written",
@@ -198,5 +208,10 @@ mod tests {
                 "after {left} bytes"
             );
         }
+        // A failed write is the error even when objects were left out after it.
+        let stream = Stream::new(Short { left: 0 });
+        stream.put(1, &object(1));
+        let e = stream.finish(2, &[]).err().expect("the write fails");
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
     }
 }
