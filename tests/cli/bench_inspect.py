@@ -15,7 +15,7 @@ as there are cores (inspect uses every core too). Two ratios, both measured
 in this run: on the same objects (inspect given the extracted gfx125x files
 objdump is given), and end to end (inspect given the whole libraries, so it
 also finds the objects in their containers and reads the kernel names of
-the 324 other objects, which objdump never sees). Prints figures and the
+the other (not gfx125x) objects, which objdump never sees). Prints figures and the
 ratios; never fails on timing. Off CI, an unreachable index prints "SKIP: ...".
 """
 import argparse
