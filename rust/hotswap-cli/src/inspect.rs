@@ -495,15 +495,6 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
         moved_functions: None,
         pending_sites: None,
     };
-    let analysis = match &view {
-        Ok(view) => gfx1250::analyze_object(view),
-        Err(e) => Err(AnalyzeError::Isa(e.clone())),
-    };
-    let map = match (&analysis, &view) {
-        (Ok(_), Ok(view)) => rewrite::moved_functions_of(view),
-        _ => None,
-    };
-    // The kernel names, copied out of the metadata note.
     if let (true, Ok(view)) = (amdgpu, &view) {
         if let Ok(m) = view.metadata() {
             object.kernels = m
@@ -513,6 +504,10 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
                 .collect();
         }
     }
+    let analysis = match &view {
+        Ok(view) => gfx1250::analyze_object(view),
+        Err(e) => Err(AnalyzeError::Isa(e.clone())),
+    };
     match analysis {
         Ok(mut analysis) => {
             if object.kernels.is_empty() {
@@ -522,7 +517,8 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
                     .collect();
             }
             object.complete = Some(analysis.is_complete());
-            if let Some(map) = map {
+            let map = view.as_ref().ok().and_then(rewrite::moved_functions_of);
+            if let Some(map) = &map {
                 let inside = |vaddr: u64| {
                     map.iter().any(|m| {
                         vaddr >= m.original_vaddr && vaddr - m.original_vaddr < m.original_size
@@ -564,7 +560,7 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
             );
             let mut functions: Vec<Function> =
                 analysis.functions.into_iter().map(function).collect();
-            if let Some(map) = &object.moved_functions {
+            if let Some(map) = &map {
                 for f in &mut functions {
                     f.moved_to = map
                         .iter()
