@@ -95,12 +95,20 @@ impl Config {
         self.disable && !self.tool_enable
     }
 
-    /// Reads every variable from the process environment now.
+    /// Reads every variable from the process environment now:
+    /// `HSA_TOOLS_LIB` as its bytes, the others lossily as UTF-8.
     pub fn from_env() -> Config {
-        Config::from_lookup(|name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
+        use std::os::unix::ffi::OsStringExt;
+        Config {
+            tools_lib: std::env::var_os(HSA_TOOLS_LIB).map(OsStringExt::into_vec),
+            ..Config::from_lookup(|name| {
+                std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+            })
+        }
     }
 
-    /// Builds a snapshot from `lookup(name)` (the environment, or a test's map).
+    /// Builds a snapshot from `lookup(name)` (a test's map; `HSA_TOOLS_LIB` is
+    /// then the UTF-8 bytes of its value).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Config {
         let flag = |name| is_true(lookup(name).as_deref());
         let non_empty = |name| lookup(name).filter(|v: &String| !v.is_empty());

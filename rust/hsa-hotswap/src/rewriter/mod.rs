@@ -9,7 +9,9 @@
 //! - [`rocjitsu`]: AMD's maintained translator,
 //!   `librocjitsu_gfx1250_b0_to_a0.so.0` (`rj_gfx1250_b0_to_a0_translate`);
 //! - [`native`]: the Rust rewriter of `hotswap_code_object::rewrite` (same-size
-//!   fixes only; objects that need code growth are refused).
+//!   fixes, and the DS two-address split by moving each function that holds
+//!   one into an appended code segment; objects with another growth site are
+//!   refused).
 //!
 //! The backends, their order, detection, probing and description are one list,
 //! [`registry::REGISTRY`]; [`select`], [`candidates`] and `hotswap doctor` read

@@ -89,7 +89,9 @@ pub static REGISTRY: [Registered; 3] = [
     Registered {
         kind: BackendKind::Native,
         name: "native rewriter",
-        summary: "the built-in rewriter: same-size fixes only",
+        summary: "the built-in rewriter: same-size fixes, and DS two-address sites split by \
+                  moving their functions into an appended code segment; an object with any \
+                  other growth site is refused",
         find: find_native,
         by_path: None,
     },
