@@ -2,7 +2,9 @@
 //! by `HSA_TOOLS_LIB` (they are not part of the public header). Thin shells over
 //! [`crate::session`].
 //!
-//! - `OnLoad` checks `table`, `table->core_`, that `core_->version.minor_id`
+//! - `OnLoad` checks `table`, `table->core_`, that `core_->version.major_id` is
+//!   one the tool is written against (1 or 2,
+//!   [`crate::hsa::table::CORE_MAJORS`]), that `core_->version.minor_id`
 //!   covers every slot the tool reads or writes and that those slots are
 //!   non-null; only then does it write its hooks ([`crate::hooks::patches`]). On any failed check it
 //!   returns false with the table byte-for-byte unchanged. Switched off
