@@ -31,7 +31,7 @@ use crate::agents::{AgentInfo, Agents};
 use crate::boundary::ffi_boundary;
 use crate::code_object::{self, CodeObject, IsaError};
 use crate::coexist;
-use crate::config::Config;
+use crate::config::LoadConfig;
 use crate::fault;
 use crate::hsa::api::{
     hsa_agent_t, hsa_code_object_reader_t, hsa_executable_t, hsa_file_t, hsa_status_t, Originals,
@@ -97,7 +97,7 @@ pub fn current() -> Option<Arc<Session>> {
 /// `OnLoad` after the table view was checked (`table` is the check's result):
 /// returns what `OnLoad` returns to ROCr.
 ///
-/// - This tool switched off ([`Config::tool_disabled`]): true, nothing patched.
+/// - This tool switched off ([`LoadConfig::tool_disabled`]): true, nothing patched.
 /// - A refused table: false, the table unchanged (nothing is written before
 ///   every check passed).
 /// - ROCr's own hotswap hook active ([`coexist`]): true, nothing patched, one
@@ -107,7 +107,7 @@ pub fn on_load(
     table: Result<CoreTable, TableError>,
     patches: &[(Slot, usize)],
     own_readers: OwnReadersFn,
-    config: &Config,
+    config: &LoadConfig,
     runtime_version: u64,
 ) -> bool {
     if config.tool_disabled() {
@@ -136,7 +136,7 @@ fn load(
     table: CoreTable,
     patched: PatchedTable,
     own_readers: OwnReadersFn,
-    config: &Config,
+    config: &LoadConfig,
 ) -> Result<(), TableError> {
     let queries = Originals::from_table(&table)?;
     let reader_calls = own_readers(&patched);

@@ -16,7 +16,7 @@
 use std::ffi::c_char;
 
 use crate::boundary::ffi_boundary;
-use crate::config::Config;
+use crate::config::LoadConfig;
 use crate::hsa::table::{CoreTable, HsaApiTable};
 use crate::{hooks, logging, session};
 
@@ -34,8 +34,8 @@ pub unsafe extern "C" fn OnLoad(
     _failed_tool_names: *const *const c_char,
 ) -> bool {
     ffi_boundary("OnLoad", false, || {
-        let config = Config::from_env();
-        logging::init(&config);
+        let config = LoadConfig::from_env();
+        logging::init(config.log_vars());
         let patches = hooks::patches();
         // SAFETY: ROCr passes its live table (sizes in minor_id) or NULL.
         let table = unsafe { CoreTable::from_root(table, &session::needed_slots(&patches)) };
