@@ -38,7 +38,7 @@ use hotswap_fuzz::{install_rewriter, is_amdgpu_elf, rewriter_calls, Answer, Cont
 use hsa_hotswap::internals::code_object::{self, isa};
 use hsa_hotswap::internals::hsa::api::{hsa_code_object_reader_t, hsa_executable_t};
 use hsa_hotswap::internals::hsa::table::{ApiTableVersion, CoreApiTable};
-use hsa_hotswap::internals::{config::Config, tool};
+use hsa_hotswap::internals::{config::LoadConfig, tool};
 use hsa_hotswap::testing::{fake_slots, FakeAgent, FakeRuntime, Load};
 use libfuzzer_sys::fuzz_target;
 
@@ -396,9 +396,9 @@ fuzz_target!(init: hotswap_fuzz::init(), |data: &[u8]| {
         .iter()
         .all(|(slot, _)| slot.end() as u32 <= size && Some(*slot) != nulled);
 
-    let config = Config {
+    let config = LoadConfig {
         entry_trampolines: opt_in,
-        ..Config::default()
+        ..LoadConfig::default()
     };
     let runtime = FakeRuntime::start_with(agents.clone(), Some(&config), |core| {
         core.version.minor_id = size;

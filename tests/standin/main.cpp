@@ -466,6 +466,7 @@ void scenario_refused() {
     std::function<void()> damage, repair;
   };
   uint32_t full = core.version.minor_id;
+  uint32_t major = core.version.major_id;
   auto *saved_file = core.hsa_code_object_reader_create_from_file_fn;
   auto *saved_isa = core.hsa_isa_get_info_alt_fn;
   CoreApiTable *saved_core = root->core_;
@@ -481,6 +482,9 @@ void scenario_refused() {
        [&] { core.hsa_code_object_reader_create_from_file_fn = saved_file; }},
       {"NULL isa_get_info_alt", [&] { core.hsa_isa_get_info_alt_fn = nullptr; },
        [&] { core.hsa_isa_get_info_alt_fn = saved_isa; }},
+      // Only the core majors the tool is written against (1: ROCm 5.x, 2: 6.x+).
+      {"core table major 0", [&] { core.version.major_id = 0; }, [&] { core.version.major_id = major; }},
+      {"core table major 3", [&] { core.version.major_id = 3; }, [&] { core.version.major_id = major; }},
   };
   for (Case &c : cases) {
     c.damage();
@@ -492,6 +496,18 @@ void scenario_refused() {
                 snapshot() == before ? "yes" : "no");
     c.repair();
   }
+  // Both majors the tool is written against are accepted (patched, then restored).
+  for (uint32_t accepted : {1u, 2u}) {
+    core.version.major_id = accepted;
+    auto before = snapshot();
+    CHECK(call_on_load(root), "core table major %u refused", accepted);
+    CHECK(snapshot() != before, "core table major %u: nothing patched", accepted);
+    g_on_unload();
+    CHECK(snapshot() == before, "core table major %u: not restored by OnUnload", accepted);
+    std::printf("%-64s OnLoad=true, restored by OnUnload\n",
+                ("core table major " + std::to_string(accepted)).c_str());
+  }
+  core.version.major_id = major;
   // The same table twice without OnUnload: refused, unchanged.
   CHECK(call_on_load(root), "OnLoad on a good table");
   auto before = snapshot();

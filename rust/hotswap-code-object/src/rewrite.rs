@@ -1,15 +1,24 @@
-//! The native B0→A0 rewriter: the same-size fixes only, fail closed.
+//! The native B0→A0 rewriter: the same-size fixes and the DS two-address
+//! split, fail closed.
 //!
 //! [`rewrite_b0_to_a0`] takes one gfx1250 code object built for B0 and returns
-//! a copy in which every site the A0 stepping needs changed and that can be
-//! fixed in place is fixed, with the identical ELF layout: only instruction
-//! bytes inside executable sections and the metadata note's descriptor may
-//! differ, never a size, an offset, a header, a symbol or a section.
-//! [`plan_b0_to_a0`] does the same work without copying the object: its
-//! [`Plan`] lists the patches, which [`Plan::apply`] writes into a copy.
+//! a copy in which every site the A0 stepping needs changed is fixed:
+//! - a same-size site in place: only instruction bytes inside executable
+//!   sections and the metadata note's descriptor differ, never a size, an
+//!   offset, a header, a symbol or a section. An object with only such sites
+//!   keeps its identical ELF layout;
+//! - a DS two-address site ([`ds2`]) by growth: each function holding one is
+//!   copied, its sites split, into a code segment appended to the object, and
+//!   every entry into it redirected ([`placement`]); the original bytes keep
+//!   their offsets (the object only grows at its end).
 //!
-//! What is fixed (the [`gfx1250::same_size_fix`] of each site the analysis
-//! reports as same-size and not yet in its A0 form):
+//! [`plan_b0_to_a0`] does the same work without copying the object: its
+//! [`Plan`] lists the patches and the appended tail, which
+//! [`Plan::write_into`] (or [`Plan::apply`], same-size plans only) writes into
+//! the output.
+//!
+//! The same-size fixes (the [`gfx1250::same_size_fix`] of each site the
+//! analysis reports as same-size and not yet in its A0 form):
 //! - `cluster_load*` → the matching `global_load*` (A0 must not execute
 //!   cluster multicast);
 //! - `s_barrier_signal_isfirst` → `s_barrier_signal` (the SCC result is dropped,
@@ -45,8 +54,10 @@
 //! code would not have been analysed), when two functions overlap with
 //! different instruction boundaries, when a patch would fall outside an
 //! executable section, when the metadata note is malformed, and, unless
-//! [`Options::allow_partial`] is set, when any site needs code growth
-//! ([`RewriteError::NeedsGrowth`], which lists every such site).
+//! [`Options::allow_partial`] is set, when any site needs code growth other
+//! than the DS two-address split ([`RewriteError::NeedsGrowth`], which lists
+//! every such site); the growth placement has its own refusals
+//! ([`placement`]).
 //!
 //! Idempotent: the output's sites are all in their A0 form, so rewriting it
 //! again gives the same bytes. Never panics on any input.
@@ -292,7 +303,8 @@ impl Plan {
 /// A rewritten code object.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rewrite {
-    /// The output: the input's size and layout, the patches applied.
+    /// The output: the input with the patches applied, followed by the
+    /// appended code segment when a DS two-address site was split.
     pub bytes: Vec<u8>,
     /// What is fixed and what is left.
     pub report: Report,
@@ -414,7 +426,9 @@ impl std::fmt::Display for RewriteError {
 impl std::error::Error for RewriteError {}
 
 /// Rewrites a gfx1250 B0 code object (a bare ELF) for A0: see the module
-/// documentation. The output has the input's size and layout.
+/// documentation. The output has the input's size and layout unless a DS
+/// two-address site was split (then the input's bytes, patched, followed by
+/// the appended segment).
 pub fn rewrite_b0_to_a0(code_object: &[u8], options: &Options) -> Result<Rewrite, RewriteError> {
     let object = CodeObject::parse(code_object).map_err(RewriteError::NotCodeObject)?;
     rewrite_object(&object, options)

@@ -7,12 +7,16 @@
 //! - Output parameters are written only as each function documents.
 //! - All functions are thread-safe and may be called before, during and after the
 //!   tool is loaded by ROCr; none keeps a pointer passed to it after returning.
+//!
+//! Arguments are checked and converted with the boundary's one family of
+//! checked conversions ([`crate::boundary`]): `try_c_str!`, `try_c_utf8!`,
+//! `try_bytes!`, `try_out!` and `OutBuffer`.
 #![allow(unsafe_code)]
 
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_char, c_void};
 
-use crate::boundary::ffi_boundary;
-use crate::code_object::{self, CodeObject};
+use crate::boundary::{ffi_boundary, try_bytes, try_c_str, try_c_utf8, try_out, OutBuffer};
+use crate::code_object;
 use crate::config::Config;
 use crate::rewriter::Retargeted;
 use crate::status::{hotswap_status_t, UNKNOWN_STATUS_DESCRIPTION};
@@ -20,18 +24,9 @@ use crate::tools_lib;
 use crate::version::VERSION_CSTR;
 use hotswap_code_object::isa_name;
 
-/// Borrows a C string; NULL gives `None`. Non-UTF-8 bytes are kept lossily, which
-/// never matches any name this API looks for.
-///
-/// # Safety
-/// `ptr` is NULL or points to a NUL-terminated string that outlives `'a`.
-unsafe fn c_str<'a>(ptr: *const c_char) -> Option<std::borrow::Cow<'a, str>> {
-    if ptr.is_null() {
-        return None;
-    }
-    // SAFETY: non-NULL, and the caller promises a NUL-terminated string living for 'a.
-    Some(unsafe { CStr::from_ptr(ptr) }.to_string_lossy())
-}
+/// `HOTSWAP_STATUS_INVALID_ARGUMENT`, the answer to a NULL where a pointer is
+/// required.
+const INVALID: hotswap_status_t = hotswap_status_t::HOTSWAP_STATUS_INVALID_ARGUMENT;
 
 /// Returns this library's version, `"MAJOR.MINOR.PATCH"`.
 ///
@@ -77,11 +72,8 @@ pub extern "C" fn hotswap_status_string(status: u32) -> *const c_char {
 #[no_mangle]
 pub unsafe extern "C" fn hotswap_tools_lib_names_hotswap(hsa_tools_lib: *const c_char) -> bool {
     ffi_boundary("hotswap_tools_lib_names_hotswap", false, || {
-        if hsa_tools_lib.is_null() {
-            return false;
-        }
-        // SAFETY: non-NULL and NUL-terminated (the caller's promise), used only here.
-        let value = unsafe { CStr::from_ptr(hsa_tools_lib) };
+        // SAFETY: NULL or NUL-terminated (# Safety).
+        let value = try_c_str!(hsa_tools_lib, false);
         tools_lib::names_hotswap(value.to_bytes())
     })
 }
@@ -117,11 +109,8 @@ pub extern "C" fn hotswap_enabled() -> bool {
 #[no_mangle]
 pub unsafe extern "C" fn hotswap_isa_is_gfx(isa_name: *const c_char, gfx: *const c_char) -> bool {
     ffi_boundary("hotswap_isa_is_gfx", false, || {
-        if isa_name.is_null() || gfx.is_null() {
-            return false;
-        }
-        // SAFETY: both non-NULL and NUL-terminated (contract), used only here.
-        let (isa_name, gfx) = unsafe { (CStr::from_ptr(isa_name), CStr::from_ptr(gfx)) };
+        // SAFETY: each NULL or NUL-terminated (# Safety).
+        let (isa_name, gfx) = (try_c_str!(isa_name, false), try_c_str!(gfx, false));
         isa_name::isa_is_gfx(isa_name.to_bytes(), gfx.to_bytes())
     })
 }
@@ -139,13 +128,13 @@ pub unsafe extern "C" fn hotswap_is_supported_pair(
     target_gfx: *const c_char,
 ) -> bool {
     ffi_boundary("hotswap_is_supported_pair", false, || {
-        // SAFETY: the caller passes NULL or NUL-terminated strings, used only here.
-        let (Some(source), Some(target)) =
-            (unsafe { c_str(source_gfx) }, unsafe { c_str(target_gfx) })
-        else {
-            return false;
-        };
-        isa_name::is_supported_pair(&source, &target)
+        // SAFETY: each NULL or NUL-terminated (# Safety). Not UTF-8 names no
+        // processor.
+        let (source, target) = (
+            try_c_utf8!(source_gfx, false),
+            try_c_utf8!(target_gfx, false),
+        );
+        isa_name::is_supported_pair(source, target)
     })
 }
 
@@ -182,35 +171,13 @@ pub unsafe extern "C" fn hotswap_code_object_isa_name(
         hotswap_status_t::HOTSWAP_STATUS_INTERNAL_ERROR,
         || {
             crate::logging::init_for_process();
-            if elf.is_null() || size == 0 || isa_name_size.is_null() {
-                return hotswap_status_t::HOTSWAP_STATUS_INVALID_ARGUMENT;
-            }
-            // SAFETY: non-NULL, and the caller promises `size` readable bytes.
-            let code_object = unsafe { std::slice::from_raw_parts(elf.cast::<u8>(), size) };
-            let name = match CodeObject::parse(code_object).and_then(|o| code_object::isa_name(&o))
-            {
-                Ok(name) => name,
-                Err(e) => {
-                    log::info!("hotswap_code_object_isa_name: {e:?}");
-                    return code_object::isa_error_status(&e);
-                }
-            };
-            let needed = name.len() + 1;
-            // SAFETY: checked non-NULL; the caller promises it is readable and writable.
-            let capacity = unsafe { std::mem::replace(&mut *isa_name_size, needed) };
-            if isa_name.is_null() {
-                return hotswap_status_t::HOTSWAP_STATUS_SUCCESS;
-            }
-            if capacity < needed {
-                return hotswap_status_t::HOTSWAP_STATUS_BUFFER_TOO_SMALL;
-            }
-            // SAFETY: the caller promises `capacity` >= `needed` writable bytes at
-            // `isa_name`; `name` does not overlap the caller's buffer.
-            unsafe {
-                std::ptr::copy_nonoverlapping(name.as_ptr(), isa_name.cast::<u8>(), name.len());
-                *isa_name.add(name.len()) = 0;
-            }
-            hotswap_status_t::HOTSWAP_STATUS_SUCCESS
+            // SAFETY: `elf` NULL or `size` readable bytes, `isa_name_size` NULL
+            // or readable and writable (# Safety).
+            let code_object = try_bytes!(elf, size, INVALID);
+            let name_size = try_out!(isa_name_size, INVALID);
+            // SAFETY: NULL or `*isa_name_size` writable bytes (# Safety).
+            let name = unsafe { OutBuffer::new(isa_name, name_size.read()) };
+            code_object::write_isa_name(code_object, name, name_size)
         },
     )
 }
@@ -262,33 +229,21 @@ pub unsafe extern "C" fn hotswap_retarget_code_object(
         hotswap_status_t::HOTSWAP_STATUS_INTERNAL_ERROR,
         || {
             crate::logging::init_for_process();
-            if out.is_null() || out_size.is_null() {
-                return hotswap_status_t::HOTSWAP_STATUS_INVALID_ARGUMENT;
-            }
-            // SAFETY: both checked non-NULL; the caller promises they are writable.
-            unsafe {
-                *out = elf.cast_mut();
-                *out_size = size;
-            }
-            if elf.is_null() || size == 0 || source_isa.is_null() || target_isa.is_null() {
-                return hotswap_status_t::HOTSWAP_STATUS_INVALID_ARGUMENT;
-            }
-            // SAFETY: both non-NULL and NUL-terminated (caller's promise), used only here.
-            let (source, target) =
-                unsafe { (CStr::from_ptr(source_isa), CStr::from_ptr(target_isa)) };
-            let (Ok(source), Ok(target)) = (source.to_str(), target.to_str()) else {
-                return hotswap_status_t::HOTSWAP_STATUS_INVALID_ARGUMENT;
-            };
-            // SAFETY: non-NULL, and the caller promises `size` readable bytes.
-            let code_object = unsafe { std::slice::from_raw_parts(elf.cast::<u8>(), size) };
+            // SAFETY: `out` and `out_size` NULL or writable (# Safety).
+            let (mut out, mut out_size) = (try_out!(out, INVALID), try_out!(out_size, INVALID));
+            // First the input, so that every failure leaves the caller's original.
+            out.write(elf.cast_mut());
+            out_size.write(size);
+            // SAFETY: `elf` NULL or `size` readable bytes, the ISA names NULL or
+            // NUL-terminated (# Safety).
+            let code_object = try_bytes!(elf, size, INVALID);
+            let source = try_c_utf8!(source_isa, INVALID);
+            let target = try_c_utf8!(target_isa, INVALID);
             match crate::retarget::retarget(code_object, source, target) {
                 Ok(Retargeted::Changed(rewritten)) => {
                     let (bytes, len) = rewritten.into_raw();
-                    // SAFETY: both checked non-NULL and writable above.
-                    unsafe {
-                        *out = bytes.cast();
-                        *out_size = len;
-                    }
+                    out.write(bytes.cast());
+                    out_size.write(len);
                     hotswap_status_t::HOTSWAP_STATUS_SUCCESS
                 }
                 Ok(Retargeted::Unchanged) => hotswap_status_t::HOTSWAP_STATUS_UNCHANGED,

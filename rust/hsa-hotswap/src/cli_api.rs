@@ -7,9 +7,10 @@
 //! Each item is the tool's own code, not a copy, so that `hotswap doctor` and
 //! `hotswap cache` cannot drift from what the tool does:
 //!
-//! - the configuration: [`Config`] (one snapshot of the tool's environment
-//!   variables), their names, and [`is_true`] (the tool's reading of a
-//!   boolean);
+//! - the configuration: [`Config`] (the process's snapshot of the tool's
+//!   environment variables: the C API, the rewriter, the cache) and
+//!   [`LoadConfig`] (what `OnLoad` reads), the variables' names, and
+//!   [`is_true`] (the tool's reading of a boolean);
 //! - `HSA_TOOLS_LIB` as ROCr parses it: [`parse_tool_names`], [`ToolNames`],
 //!   [`names_hotswap`], [`is_hotswap_library`], and this tool's file name
 //!   [`HOTSWAP_TOOL_LIBRARY_NAME`];
@@ -31,10 +32,10 @@ use crate::rewriter::{registry, rocjitsu, Backend};
 
 pub use crate::coexist::{HookGate, HSA_HOTSWAP_ENABLE, ROCR_HOOK_LIBRARY};
 pub use crate::config::{
-    is_true, Config, AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES, HSA_HOTSWAP_CACHE, HSA_HOTSWAP_CACHE_DIR,
-    HSA_HOTSWAP_CACHE_LOCK_TIMEOUT, HSA_HOTSWAP_CACHE_MAX, HSA_HOTSWAP_DISABLE, HSA_HOTSWAP_LOG,
-    HSA_HOTSWAP_LOG_LEVEL, HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL, HSA_HOTSWAP_REWRITER,
-    HSA_HOTSWAP_TOOL_ENABLE, HSA_HOTSWAP_VERBOSE,
+    is_true, Config, LoadConfig, AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES, HSA_HOTSWAP_CACHE,
+    HSA_HOTSWAP_CACHE_DIR, HSA_HOTSWAP_CACHE_LOCK_TIMEOUT, HSA_HOTSWAP_CACHE_MAX,
+    HSA_HOTSWAP_DISABLE, HSA_HOTSWAP_LOG, HSA_HOTSWAP_LOG_LEVEL, HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL,
+    HSA_HOTSWAP_REWRITER, HSA_HOTSWAP_TOOL_ENABLE, HSA_HOTSWAP_VERBOSE,
 };
 pub use crate::policy::{has_candidate, AgentTarget};
 pub use crate::rewrite_cache::entry::Kind as CacheEntryKind;

@@ -13,6 +13,7 @@
 
 use std::borrow::Cow;
 
+use crate::boundary::{Out, OutBuffer};
 use crate::comgr;
 
 pub use hotswap_code_object::{isa, CodeObject, IsaError, HSA_ISA_PREFIX};
@@ -48,6 +49,34 @@ pub fn isa_name(object: &CodeObject<'_>) -> Result<String, IsaError> {
             Ok(_) | Err(_) => Err(IsaError::UnknownProcessor(mach)),
         },
         other => other,
+    }
+}
+
+/// `hotswap_code_object_isa_name` after its argument checks: identifies
+/// `code_object`, then sets `*name_size` to the size the name needs (NUL
+/// included) and, unless `name` is NULL (a size query), writes the name into
+/// it when it fits (`HOTSWAP_STATUS_BUFFER_TOO_SMALL` otherwise, nothing
+/// written). An object not identified writes nothing and gives its status.
+pub fn write_isa_name(
+    code_object: &[u8],
+    name: Option<OutBuffer<'_>>,
+    mut name_size: Out<'_, usize>,
+) -> hotswap_status_t {
+    let isa_name = match CodeObject::parse(code_object).and_then(|o| isa_name(&o)) {
+        Ok(isa_name) => isa_name,
+        Err(e) => {
+            log::info!("hotswap_code_object_isa_name: {e:?}");
+            return isa_error_status(&e);
+        }
+    };
+    name_size.write(isa_name.len() + 1);
+    let Some(mut name) = name else {
+        return hotswap_status_t::HOTSWAP_STATUS_SUCCESS;
+    };
+    if name.write_c_string(isa_name.as_bytes()) {
+        hotswap_status_t::HOTSWAP_STATUS_SUCCESS
+    } else {
+        hotswap_status_t::HOTSWAP_STATUS_BUFFER_TOO_SMALL
     }
 }
 

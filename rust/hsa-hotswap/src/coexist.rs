@@ -423,7 +423,7 @@ mod tests {
     /// agent; what is translated, the hook alone translated once by its rule.
     #[test]
     fn with_the_hook_active_only_the_hook_translates() {
-        use crate::config::Config;
+        use crate::config::LoadConfig;
         use crate::hsa::api::HSA_STATUS_SUCCESS;
         use crate::testing::{
             code_object_with_flags, FakeAgent, FakeBackend, FakeMode, FakeRocrHook, FakeRuntime,
@@ -443,11 +443,11 @@ mod tests {
         ];
         for hook_first in [true, false] {
             let runtime = if hook_first {
-                FakeRuntime::start_with(agents(), Some(&Config::default()), |core| {
+                FakeRuntime::start_with(agents(), Some(&LoadConfig::default()), |core| {
                     FakeRocrHook::install_before_tools(core)
                 })
             } else {
-                let runtime = FakeRuntime::start_configured(agents(), &Config::default());
+                let runtime = FakeRuntime::start_configured(agents(), &LoadConfig::default());
                 FakeRocrHook::load_after_tools();
                 runtime
             };

@@ -1,8 +1,21 @@
-//! Every environment variable the tool reads, read in one place.
+//! Every environment variable the tool reads, read in one place, into one of
+//! two snapshots, each its own type so that which one a variable is read from
+//! is a compile-time fact:
 //!
-//! [`Config::from_env`] takes one snapshot of all of them: `OnLoad` takes one per
-//! call, the C API one per process ([`Config::process`]). Nothing else in the
-//! crate reads the environment.
+//! - [`LoadConfig`]: what `OnLoad` reads, afresh at each call
+//!   ([`LoadConfig::from_env`]): whether the tool is switched off, the
+//!   entry-trampoline opt-in, logging. The session of that `OnLoad` sees only
+//!   this.
+//! - [`Config`]: the process's snapshot, taken once on first use
+//!   ([`Config::process`]): what the C API, the rewriter choice and the
+//!   rewrite cache read (`HSA_TOOLS_LIB`, the switch, logging for the C API,
+//!   the rewriter, the cache), so that every runtime instance of the process
+//!   uses one rewriter and one cache. `hotswap doctor` and `hotswap cache`
+//!   build both from the environment they examine.
+//!
+//! A new variable is a name constant here, a field of the snapshot of the code
+//! that reads it and one line in that type's `from_lookup` (both when both
+//! read it). Nothing else in the crate reads the environment.
 //!
 //! Booleans follow one rule: unset, empty, `0`, `off`, `false`, `no`, `n` and
 //! `f` (any case, surrounding whitespace ignored) are false; anything else is
@@ -52,7 +65,72 @@ pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
 /// The user's home directory.
 pub const HOME: &str = "HOME";
 
-/// One snapshot of the tool's environment variables.
+/// What `OnLoad` reads, one snapshot per call ([`LoadConfig::from_env`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadConfig {
+    /// `HSA_HOTSWAP_DISABLE`.
+    pub disable: bool,
+    /// `HSA_HOTSWAP_TOOL_ENABLE`.
+    pub tool_enable: bool,
+    /// `AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES`.
+    pub entry_trampolines: bool,
+    /// `HSA_HOTSWAP_LOG`, raw (validated by the logger).
+    pub log: Option<String>,
+    /// `HSA_HOTSWAP_LOG_LEVEL`, raw (validated by the logger).
+    pub log_level: Option<String>,
+    /// `HSA_HOTSWAP_VERBOSE`.
+    pub verbose: bool,
+}
+
+impl LoadConfig {
+    /// True when this tool is switched off: `HSA_HOTSWAP_DISABLE` without
+    /// `HSA_HOTSWAP_TOOL_ENABLE`.
+    pub fn tool_disabled(&self) -> bool {
+        self.disable && !self.tool_enable
+    }
+
+    /// Reads `OnLoad`'s variables from the process environment now.
+    pub fn from_env() -> LoadConfig {
+        LoadConfig::from_lookup(lossy_env)
+    }
+
+    /// Builds `OnLoad`'s snapshot from `lookup(name)` (the environment, or a
+    /// test's map).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> LoadConfig {
+        let flag = |name| is_true(lookup(name).as_deref());
+        LoadConfig {
+            disable: flag(HSA_HOTSWAP_DISABLE),
+            tool_enable: flag(HSA_HOTSWAP_TOOL_ENABLE),
+            entry_trampolines: flag(AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES),
+            log: lookup(HSA_HOTSWAP_LOG),
+            log_level: lookup(HSA_HOTSWAP_LOG_LEVEL),
+            verbose: flag(HSA_HOTSWAP_VERBOSE),
+        }
+    }
+
+    /// The logging variables.
+    pub fn log_vars(&self) -> LogVars<'_> {
+        LogVars {
+            log: self.log.as_deref(),
+            level: self.log_level.as_deref(),
+            verbose: self.verbose,
+        }
+    }
+}
+
+/// The logging variables of either snapshot, for the logger.
+#[derive(Clone, Copy, Debug)]
+pub struct LogVars<'a> {
+    /// `HSA_HOTSWAP_LOG`.
+    pub log: Option<&'a str>,
+    /// `HSA_HOTSWAP_LOG_LEVEL`.
+    pub level: Option<&'a str>,
+    /// `HSA_HOTSWAP_VERBOSE`.
+    pub verbose: bool,
+}
+
+/// The process's snapshot ([`Config::process`]): what the C API, the rewriter
+/// choice and the rewrite cache read. `OnLoad` reads a [`LoadConfig`] instead.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Config {
     /// `HSA_TOOLS_LIB`, its bytes as ROCr's `getenv` sees them (not converted
@@ -62,8 +140,6 @@ pub struct Config {
     pub disable: bool,
     /// `HSA_HOTSWAP_TOOL_ENABLE`.
     pub tool_enable: bool,
-    /// `AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES`.
-    pub entry_trampolines: bool,
     /// `HSA_HOTSWAP_LOG`, raw (validated by the logger).
     pub log: Option<String>,
     /// `HSA_HOTSWAP_LOG_LEVEL`, raw (validated by the logger).
@@ -95,12 +171,18 @@ impl Config {
         self.disable && !self.tool_enable
     }
 
-    /// Reads every variable from the process environment now.
+    /// Reads every variable from the process environment now:
+    /// `HSA_TOOLS_LIB` as its bytes, the others lossily as UTF-8.
     pub fn from_env() -> Config {
-        Config::from_lookup(|name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
+        use std::os::unix::ffi::OsStringExt;
+        Config {
+            tools_lib: std::env::var_os(HSA_TOOLS_LIB).map(OsStringExt::into_vec),
+            ..Config::from_lookup(lossy_env)
+        }
     }
 
-    /// Builds a snapshot from `lookup(name)` (the environment, or a test's map).
+    /// Builds a snapshot from `lookup(name)` (a test's map; `HSA_TOOLS_LIB` is
+    /// then the UTF-8 bytes of its value).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Config {
         let flag = |name| is_true(lookup(name).as_deref());
         let non_empty = |name| lookup(name).filter(|v: &String| !v.is_empty());
@@ -108,7 +190,6 @@ impl Config {
             tools_lib: lookup(HSA_TOOLS_LIB).map(String::into_bytes),
             disable: flag(HSA_HOTSWAP_DISABLE),
             tool_enable: flag(HSA_HOTSWAP_TOOL_ENABLE),
-            entry_trampolines: flag(AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES),
             log: lookup(HSA_HOTSWAP_LOG),
             log_level: lookup(HSA_HOTSWAP_LOG_LEVEL),
             verbose: flag(HSA_HOTSWAP_VERBOSE),
@@ -125,11 +206,25 @@ impl Config {
     }
 
     /// The snapshot taken on first use in this process: the C API's, and what
-    /// the process-wide rewriter is resolved from.
+    /// the process-wide rewriter and rewrite cache are resolved from.
     pub fn process() -> &'static Config {
         static PROCESS: OnceLock<Config> = OnceLock::new();
         PROCESS.get_or_init(Config::from_env)
     }
+
+    /// The logging variables (the C API's logger).
+    pub fn log_vars(&self) -> LogVars<'_> {
+        LogVars {
+            log: self.log.as_deref(),
+            level: self.log_level.as_deref(),
+            verbose: self.verbose,
+        }
+    }
+}
+
+/// The variable `name` from the process environment, converted lossily.
+fn lossy_env(name: &str) -> Option<String> {
+    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
 }
 
 /// The project's truthiness rule applied to an optional value.
@@ -181,13 +276,20 @@ mod tests {
         };
         let config = Config::from_lookup(lookup);
         assert_eq!(config.tools_lib.as_deref(), Some(&b"libhsa-hotswap.so"[..]));
-        assert!(!config.disable && config.entry_trampolines && config.verbose);
+        assert!(!config.disable && config.verbose);
         assert!(config.tool_enable && !config.tool_disabled());
         assert_eq!(config.log.as_deref(), Some("syslog"));
         assert_eq!(config.log_level.as_deref(), Some("debug"));
         assert_eq!(config.rewriter, None, "empty is unset");
         assert!(config.native_allow_partial);
         assert_eq!(Config::from_lookup(|_| None), Config::default());
+        // OnLoad's snapshot: the same reading of the variables it shares.
+        let load = LoadConfig::from_lookup(lookup);
+        assert!(!load.disable && load.tool_enable && !load.tool_disabled());
+        assert!(load.entry_trampolines && load.verbose);
+        assert_eq!(load.log.as_deref(), Some("syslog"));
+        assert_eq!(load.log_level.as_deref(), Some("debug"));
+        assert_eq!(LoadConfig::from_lookup(|_| None), LoadConfig::default());
     }
 
     #[test]

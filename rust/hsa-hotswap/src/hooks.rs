@@ -18,10 +18,12 @@
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
+use crate::boundary::{try_out, Out};
 use crate::hsa::api::{
     fn_from_slot, hsa_agent_t, hsa_code_object_reader_t, hsa_executable_t, hsa_file_t,
     hsa_loaded_code_object_t, hsa_status_t, HSA_STATUS_ERROR_NOT_INITIALIZED, HSA_STATUS_SUCCESS,
 };
+use crate::hsa::patch::PatchedTable;
 use crate::hsa::table::{
     Slot, EXECUTABLE_DESTROY, LOAD_AGENT_CODE_OBJECT, READER_CREATE_FROM_FILE,
     READER_CREATE_FROM_MEMORY, READER_DESTROY,
@@ -77,9 +79,10 @@ hooks! {
     ) |session, original| {
         // SAFETY: the caller's arguments, forwarded unchanged to the saved original.
         let status = unsafe { original(code_object, size, reader) };
-        if status == HSA_STATUS_SUCCESS && !reader.is_null() && session.records_readers() {
-            // SAFETY: the original succeeded, so it wrote the handle through `reader`.
-            let handle = unsafe { reader.read() };
+        if status == HSA_STATUS_SUCCESS && session.records_readers() {
+            // SAFETY: NULL or the caller's out-pointer, which the original
+            // succeeded in writing the handle through.
+            let handle = try_out!(reader, status).read();
             // SAFETY: ROCr accepted the reader, so the caller keeps `size` bytes
             // at `code_object` readable until it destroys the reader; the
             // registry drops this view before the original destroy runs.
@@ -95,10 +98,10 @@ hooks! {
         file: hsa_file_t,
         reader: *mut hsa_code_object_reader_t,
     ) |session, original| {
-        if !reader.is_null() {
+        // SAFETY: NULL or the caller's out-pointer for the reader's handle.
+        if let Some(mut out) = unsafe { Out::new(reader) } {
             if let Some(handle) = session.create_from_file(file) {
-                // SAFETY: `reader` is the caller's non-null out-pointer.
-                unsafe { reader.write(handle) };
+                out.write(handle);
                 return HSA_STATUS_SUCCESS;
             }
         }
@@ -163,9 +166,15 @@ pub(crate) struct ReaderCalls {
 impl ReaderCalls {
     /// The functions the create-from-memory and destroy slots held before the
     /// tool patched them (`original(slot)`: 0 when not patched).
-    pub fn from_originals(original: impl Fn(Slot) -> usize) -> Option<ReaderCalls> {
-        // SAFETY: the values were read from these slots of ROCr's table, which
-        // hold functions of the header's signatures for them (or 0: `None`).
+    ///
+    /// # Safety
+    /// `original(slot)` is 0 or the address of a function with the C
+    /// signature of `slot`'s member in `hsa_api_trace.h` (a value read from
+    /// that slot of ROCr's table), valid until ROCr unloads the tool.
+    pub unsafe fn from_originals(original: impl Fn(Slot) -> usize) -> Option<ReaderCalls> {
+        // SAFETY: each value is 0 (`None`) or a function of its slot's
+        // signature, which `CreateFromMemoryFn` and `ReaderDestroyFn` are
+        // (declared from the same text as the hooks of these slots).
         unsafe {
             Some(ReaderCalls {
                 create: fn_from_slot(original(READER_CREATE_FROM_MEMORY))?,
@@ -201,6 +210,10 @@ impl OwnReaders for ReaderCalls {
 /// The session's maker of its own readers: [`ReaderCalls`] over the originals
 /// `OnLoad` saved ([`session::on_load`] takes it, so the session names no C
 /// signature).
-pub(crate) fn own_readers(original: &dyn Fn(Slot) -> usize) -> Option<Box<dyn OwnReaders>> {
-    ReaderCalls::from_originals(original).map(|c| Box::new(c) as Box<dyn OwnReaders>)
+pub(crate) fn own_readers(patched: &PatchedTable) -> Option<Box<dyn OwnReaders>> {
+    // SAFETY: a `PatchedTable` is made only by `PatchedTable::check`, which
+    // read each original from its slot of ROCr's checked table (0 for a slot
+    // not patched); ROCr unloads the tool only after `OnUnload`.
+    let calls = unsafe { ReaderCalls::from_originals(|slot| patched.original(slot)) };
+    calls.map(|c| Box::new(c) as Box<dyn OwnReaders>)
 }

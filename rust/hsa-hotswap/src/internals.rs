@@ -29,9 +29,9 @@ pub mod fault {
     pub use crate::fault::{arm, disarm_all, fired, POINTS};
 }
 
-/// The environment snapshot.
+/// The environment snapshots: the process's and `OnLoad`'s.
 pub mod config {
-    pub use crate::config::Config;
+    pub use crate::config::{Config, LoadConfig};
 }
 
 /// ROCr's API-table types.

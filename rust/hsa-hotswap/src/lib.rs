@@ -14,7 +14,8 @@
 //!   `HSA_TOOLS_LIB`, the gate, the backends, the rewrite cache).
 //! - `capi`: the `hotswap_*` C API declared in `include/hotswap/hotswap.h`
 //!   (the only `extern "C"` items besides the tool ABI). Thin shells only.
-//! - `boundary`: the panic boundary every `extern "C"` function runs inside.
+//! - `boundary`: the panic boundary every `extern "C"` function runs inside,
+//!   and the one family of checked conversions of their pointer arguments.
 //! - `status`: `hotswap_status_t`, the C result of the API.
 //! - `version`: version numbers and the tool's file name.
 //! - `config`: every environment variable, read once per `OnLoad` (and once

@@ -24,7 +24,7 @@ use std::sync::Mutex;
 use log::{Level, LevelFilter, Log, Metadata, Record};
 
 use crate::config::{
-    self, Config, HSA_HOTSWAP_LOG as LOG_ENV, HSA_HOTSWAP_LOG_LEVEL as LOG_LEVEL_ENV,
+    self, LogVars, HSA_HOTSWAP_LOG as LOG_ENV, HSA_HOTSWAP_LOG_LEVEL as LOG_LEVEL_ENV,
 };
 
 type Syslog = syslog::Logger<syslog::LoggerBackend, syslog::Formatter3164>;
@@ -193,10 +193,10 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
-/// Installs the logger once per process from `config`
-/// (later calls do nothing). Never panics; if installing fails half-way, the
-/// next call tries again.
-pub fn init(config: &Config) {
+/// Installs the logger once per process from the logging variables of a
+/// snapshot (later calls do nothing). Never panics; if installing fails
+/// half-way, the next call tries again.
+pub fn init(vars: LogVars<'_>) {
     static INSTALLING: AtomicBool = AtomicBool::new(false);
     static INSTALLED: AtomicBool = AtomicBool::new(false);
     if INSTALLED.load(Ordering::Acquire)
@@ -206,17 +206,13 @@ pub fn init(config: &Config) {
     {
         return;
     }
-    let done = std::panic::catch_unwind(|| install(config)).is_ok();
+    let done = std::panic::catch_unwind(|| install(vars)).is_ok();
     INSTALLED.store(done, Ordering::Release);
     INSTALLING.store(false, Ordering::Release);
 }
 
-fn install(config: &Config) {
-    let s = settings(
-        config.log.as_deref(),
-        config.log_level.as_deref(),
-        config.verbose,
-    );
+fn install(vars: LogVars<'_>) {
+    let s = settings(vars.log, vars.level, vars.verbose);
     let mut warnings = s.warnings;
     let syslog = if s.syslog {
         let formatter = syslog::Formatter3164 {
@@ -247,7 +243,7 @@ fn install(config: &Config) {
 
 /// Installs logging from the process-wide snapshot (the C API's entry).
 pub fn init_for_process() {
-    init(config::Config::process());
+    init(config::Config::process().log_vars());
 }
 
 #[cfg(test)]

@@ -34,6 +34,11 @@ pub use crate::retained::FileBytes;
 /// The bytes behind one reader: the application's memory (create-from-memory:
 /// address and size, never a copy) or a file's contents read by the tool
 /// (create-from-file).
+///
+/// A borrowed value carries no lifetime (it lives in the registry between
+/// hook calls) and is `Clone`, so the compiler cannot tell when the memory
+/// behind it is gone: [`ReaderBytes::view`] is `unsafe`, and each caller
+/// states why the reader is still alive.
 #[derive(Clone, Debug)]
 pub struct ReaderBytes(Source);
 
@@ -66,14 +71,23 @@ impl ReaderBytes {
     }
 
     /// The bytes.
-    pub fn view(&self) -> &[u8] {
+    ///
+    /// # Safety
+    /// For bytes made by [`ReaderBytes::borrowed`]: the reader they were
+    /// recorded for has not been destroyed, and is not destroyed while the
+    /// returned slice is used. That holds inside the application's own call
+    /// that creates the reader or loads through it (ROCr's rule: the memory
+    /// stays valid until the reader is destroyed, and the application does not
+    /// destroy a reader it is loading through). File bytes are always valid.
+    pub unsafe fn view(&self) -> &[u8] {
         match &self.0 {
             Source::Borrowed { addr, len } => {
                 if *len == 0 || *addr == 0 {
                     return &[];
                 }
-                // SAFETY: `len` readable bytes at `addr` while this value is
-                // used (the contract of `borrowed`, the only constructor).
+                // SAFETY: `len` readable bytes at `addr` while the reader
+                // lives (the contract of `borrowed`), which the caller
+                // promises for the slice's use.
                 unsafe { std::slice::from_raw_parts(*addr as *const u8, *len) }
             }
             Source::File(bytes) => bytes,
@@ -82,7 +96,10 @@ impl ReaderBytes {
 
     /// Address of the first byte (for log lines).
     pub fn addr(&self) -> usize {
-        self.view().as_ptr() as usize
+        match &self.0 {
+            Source::Borrowed { addr, .. } => *addr,
+            Source::File(bytes) => bytes.as_ptr() as usize,
+        }
     }
 
     /// The file's bytes, for a file-backed entry.
@@ -418,7 +435,8 @@ mod tests {
         // SAFETY: `data` outlives every use of the view.
         readers.remember(r, unsafe { ReaderBytes::borrowed(data.as_ptr(), 3) });
         let got = readers.get(r).unwrap();
-        assert_eq!(got.view(), &data);
+        // SAFETY: `data` is still alive.
+        assert_eq!(unsafe { got.view() }, &data);
         assert!(readers.forget(r).is_some());
         assert!(readers.get(r).is_none());
     }

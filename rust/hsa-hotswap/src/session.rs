@@ -3,8 +3,11 @@
 //! decisions run inside the panic boundary, and every path ends in a call to
 //! an original with the caller's arguments or our rewritten reader.
 //!
-//! This module is safe Rust: the hooks ([`crate::hooks`]) read and write the
-//! caller's pointers and hand the session the originals as safe closures.
+//! This module is safe Rust but for the two reads of a recorded reader's bytes
+//! ([`ReaderBytes::view`], each under a `SAFETY:` note: only the hook call it
+//! runs in proves the reader alive): the hooks ([`crate::hooks`]) read and
+//! write the caller's pointers and hand the session the originals as safe
+//! closures.
 //!
 //! Each `OnLoad` creates a new `Session`, published as the current one; a later
 //! `OnLoad` (after `hsa_shut_down` + `hsa_init`) works only from its own table.
@@ -28,7 +31,7 @@ use crate::agents::{AgentInfo, Agents};
 use crate::boundary::ffi_boundary;
 use crate::code_object::{self, CodeObject, IsaError};
 use crate::coexist;
-use crate::config::Config;
+use crate::config::LoadConfig;
 use crate::fault;
 use crate::hsa::api::{
     hsa_agent_t, hsa_code_object_reader_t, hsa_executable_t, hsa_file_t, hsa_status_t, Originals,
@@ -55,8 +58,10 @@ pub trait OwnReaders: Send + Sync + std::fmt::Debug {
 }
 
 /// Makes the session's [`OwnReaders`] from the originals of the patched slots
-/// (`None` when a slot held nothing).
-pub type OwnReadersFn = fn(&dyn Fn(Slot) -> usize) -> Option<Box<dyn OwnReaders>>;
+/// (`None` when a slot held nothing). It takes the [`PatchedTable`] itself,
+/// not bare addresses, so the function pointers it makes come from the
+/// table's slots by construction.
+pub type OwnReadersFn = fn(&PatchedTable) -> Option<Box<dyn OwnReaders>>;
 
 /// State of one `OnLoad`.
 #[derive(Debug)]
@@ -92,7 +97,7 @@ pub fn current() -> Option<Arc<Session>> {
 /// `OnLoad` after the table view was checked (`table` is the check's result):
 /// returns what `OnLoad` returns to ROCr.
 ///
-/// - This tool switched off ([`Config::tool_disabled`]): true, nothing patched.
+/// - This tool switched off ([`LoadConfig::tool_disabled`]): true, nothing patched.
 /// - A refused table: false, the table unchanged (nothing is written before
 ///   every check passed).
 /// - ROCr's own hotswap hook active ([`coexist`]): true, nothing patched, one
@@ -102,7 +107,7 @@ pub fn on_load(
     table: Result<CoreTable, TableError>,
     patches: &[(Slot, usize)],
     own_readers: OwnReadersFn,
-    config: &Config,
+    config: &LoadConfig,
     runtime_version: u64,
 ) -> bool {
     if config.tool_disabled() {
@@ -131,10 +136,10 @@ fn load(
     table: CoreTable,
     patched: PatchedTable,
     own_readers: OwnReadersFn,
-    config: &Config,
+    config: &LoadConfig,
 ) -> Result<(), TableError> {
     let queries = Originals::from_table(&table)?;
-    let reader_calls = own_readers(&|slot| patched.original(slot));
+    let reader_calls = own_readers(&patched);
     let session = Arc::new(Session {
         queries,
         agents: Agents::new(config.entry_trampolines),
@@ -490,7 +495,12 @@ impl Session {
             return;
         }
         let (addr, len) = (bytes.addr(), bytes.len());
-        let processor = CodeObject::parse(bytes.view()).and_then(|o| code_object::processor(&o));
+        // SAFETY: called from the create-from-memory hook, inside the
+        // application's create call for `reader`, after ROCr accepted it: the
+        // reader is not destroyed before that call returns.
+        #[allow(unsafe_code)]
+        let view = unsafe { bytes.view() };
+        let processor = CodeObject::parse(view).and_then(|o| code_object::processor(&o));
         match processor {
             Ok(gfx) if policy::source_may_be_rewritten(&gfx, self.opt_in) => {
                 log::debug!(
@@ -612,10 +622,12 @@ impl Session {
         let outcome = match lookup.known {
             Some(outcome) => outcome,
             None => {
-                // The application is loading through `reader`, so it has not
-                // been destroyed and the memory behind it is still valid
-                // (ROCr's rule for memory readers).
-                let bytes = lookup.bytes.view();
+                // SAFETY: called from the load hook: the application is
+                // loading through `reader`, so it has not been destroyed and
+                // the memory behind it stays valid for this call (ROCr's rule
+                // for memory readers); `bytes` is not kept past it.
+                #[allow(unsafe_code)]
+                let bytes = unsafe { lookup.bytes.view() };
                 match self.decide(info, &what, reader, bytes) {
                     (Some(outcome), pair) => {
                         self.readers.set_outcome(

@@ -6,7 +6,7 @@
 use std::io::{Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
 
-use crate::config::Config;
+use crate::config::LoadConfig;
 use crate::fault;
 use crate::hsa::api::{hsa_executable_t, HSA_STATUS_SUCCESS};
 use crate::hsa::table::{
@@ -52,10 +52,10 @@ fn objects() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
-fn opt_in(on: bool) -> Config {
-    Config {
+fn opt_in(on: bool) -> LoadConfig {
+    LoadConfig {
         entry_trampolines: on,
-        ..Config::default()
+        ..LoadConfig::default()
     }
 }
 
@@ -338,9 +338,9 @@ fn a_refused_table_is_unchanged() {
 
 #[test]
 fn switched_off_patches_nothing() {
-    let config = Config {
+    let config = LoadConfig {
         disable: true,
-        ..Config::default()
+        ..LoadConfig::default()
     };
     let runtime = FakeRuntime::start_configured(all_agents(), &config);
     assert!(runtime.on_load);

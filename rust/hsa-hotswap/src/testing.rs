@@ -457,7 +457,10 @@ impl FakeRuntime {
 
     /// [`FakeRuntime::start`] with `config` instead of the environment's
     /// (`OnLoad`'s body after it read the environment).
-    pub fn start_configured(agents: Vec<FakeAgent>, config: &crate::config::Config) -> FakeRuntime {
+    pub fn start_configured(
+        agents: Vec<FakeAgent>,
+        config: &crate::config::LoadConfig,
+    ) -> FakeRuntime {
         Self::start_with(agents, Some(config), |_| {})
     }
 
@@ -466,7 +469,7 @@ impl FakeRuntime {
     /// another tool's wrappers…).
     pub fn start_with(
         agents: Vec<FakeAgent>,
-        config: Option<&crate::config::Config>,
+        config: Option<&crate::config::LoadConfig>,
         edit: impl FnOnce(&mut CoreApiTable),
     ) -> FakeRuntime {
         let one = ONE_RUNTIME.lock().unwrap_or_else(|e| e.into_inner());

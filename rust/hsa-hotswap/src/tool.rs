@@ -2,7 +2,9 @@
 //! by `HSA_TOOLS_LIB` (they are not part of the public header). Thin shells over
 //! [`crate::session`].
 //!
-//! - `OnLoad` checks `table`, `table->core_`, that `core_->version.minor_id`
+//! - `OnLoad` checks `table`, `table->core_`, that `core_->version.major_id` is
+//!   one the tool is written against (1 or 2,
+//!   [`crate::hsa::table::CORE_MAJORS`]), that `core_->version.minor_id`
 //!   covers every slot the tool reads or writes and that those slots are
 //!   non-null; only then does it write its hooks ([`crate::hooks::patches`]). On any failed check it
 //!   returns false with the table byte-for-byte unchanged. Switched off
@@ -14,7 +16,7 @@
 use std::ffi::c_char;
 
 use crate::boundary::ffi_boundary;
-use crate::config::Config;
+use crate::config::LoadConfig;
 use crate::hsa::table::{CoreTable, HsaApiTable};
 use crate::{hooks, logging, session};
 
@@ -32,8 +34,8 @@ pub unsafe extern "C" fn OnLoad(
     _failed_tool_names: *const *const c_char,
 ) -> bool {
     ffi_boundary("OnLoad", false, || {
-        let config = Config::from_env();
-        logging::init(&config);
+        let config = LoadConfig::from_env();
+        logging::init(config.log_vars());
         let patches = hooks::patches();
         // SAFETY: ROCr passes its live table (sizes in minor_id) or NULL.
         let table = unsafe { CoreTable::from_root(table, &session::needed_slots(&patches)) };

@@ -23,7 +23,7 @@ pub mod topology;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use hsa_hotswap::cli_api::{self, AgentTarget, BackendKind, Config, ToolNames};
+use hsa_hotswap::cli_api::{self, AgentTarget, BackendKind, Config, LoadConfig, ToolNames};
 use hsa_hotswap::cli_api::{HOTSWAP_TOOL_LIBRARY_NAME, HSA_HOTSWAP_ENABLE, ROCR_HOOK_LIBRARY};
 use serde::Serialize;
 
@@ -287,7 +287,9 @@ pub fn diagnose(env: &dyn Fn(&str) -> Option<String>) -> Report {
 
 /// The report for the environment `env` and the files of `inputs`.
 pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> Report {
+    // The process's snapshot (rewriter, cache) and OnLoad's (switch, opt-in).
     let config = Config::from_lookup(env);
+    let load = LoadConfig::from_lookup(env);
     let cache = &inputs.ld_so_cache;
     let ld_library_path = env("LD_LIBRARY_PATH");
     let app_search = Search {
@@ -338,7 +340,7 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
     };
 
     // --- GPUs -----------------------------------------------------------------
-    let gpus = gpus(env, &config, &rocr, &inputs.root);
+    let gpus = gpus(env, &load, &rocr, &inputs.root);
     let a0_gpu = gpus
         .nodes
         .iter()
@@ -454,7 +456,7 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
         && gpus.dev_kfd
         && rocr.library.is_some()
         && rocprofiler_register.tools_lib != "skipped";
-    let disabled = config.tool_disabled();
+    let disabled = load.tool_disabled();
     let tool = Tool {
         library,
         installed_with_cli,
@@ -476,7 +478,7 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
             ],
         ),
         disabled,
-        entry_trampolines: config.entry_trampolines,
+        entry_trampolines: load.entry_trampolines,
         would_load,
         would_rewrite: would_load
             && !disabled
@@ -501,7 +503,7 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
 }
 
 /// The GPUs of the topology, as ROCr would report them.
-fn gpus(env: &dyn Fn(&str) -> Option<String>, config: &Config, rocr: &Rocr, root: &Path) -> Gpus {
+fn gpus(env: &dyn Fn(&str) -> Option<String>, load: &LoadConfig, rocr: &Rocr, root: &Path) -> Gpus {
     let topology = topology::read(root);
     let override_value = env("HSA_OVERRIDE_GFX_VERSION");
     let overridden = topology::override_version(override_value.as_deref());
@@ -541,7 +543,7 @@ fn gpus(env: &dyn Fn(&str) -> Option<String>, config: &Config, rocr: &Rocr, root
                         gfx: g,
                         revision: Some(revision),
                     },
-                    config.entry_trampolines,
+                    load.entry_trampolines,
                 )
             });
             GpuNode {

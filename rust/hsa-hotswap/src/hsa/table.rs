@@ -40,6 +40,12 @@ pub struct HsaApiTable {
     pub image_ext_: *mut c_void,
 }
 
+/// The `CoreApiTable` majors (`HSA_CORE_API_TABLE_MAJOR_VERSION`) the tool is
+/// written against: 1 (ROCm 5.x headers) and 2 (ROCm 6.x and later), whose
+/// slots the tool uses are at the same offsets. `OnLoad` refuses a table of
+/// any other major: a new major is an incompatible change by definition.
+pub(crate) const CORE_MAJORS: [u32; 2] = [1, 2];
+
 /// Number of function pointers in `CoreApiTable` (unchanged from ROCm 5.2 to 7.x).
 pub(crate) const CORE_SLOT_COUNT: usize = 125;
 
@@ -132,6 +138,8 @@ pub enum TableError {
     RootTooSmall(u32),
     /// `table->core_` was NULL.
     NullCore,
+    /// `core_->version.major_id` is not one of [`CORE_MAJORS`].
+    UnknownMajor(u32),
     /// `core_->version.minor_id` does not cover `slot`.
     CoreTooSmall {
         /// The first slot outside the table.
@@ -155,6 +163,11 @@ impl std::fmt::Display for TableError {
                 write!(f, "HsaApiTable is {have} bytes, too small to hold core_")
             }
             Self::NullCore => write!(f, "HsaApiTable.core_ is NULL"),
+            Self::UnknownMajor(major) => write!(
+                f,
+                "CoreApiTable major {major} is not one this tool is written against ({})",
+                CORE_MAJORS.map(|m| m.to_string()).join(", ")
+            ),
             Self::CoreTooSmall { slot, need, have } => write!(
                 f,
                 "CoreApiTable is {have} bytes, {need} needed for {slot} (table too old or truncated)"
@@ -176,8 +189,9 @@ pub struct CoreTable {
 }
 
 impl CoreTable {
-    /// Checks `table`, `table->core_` and that `minor_id` covers every slot in
-    /// `needed`; reads nothing beyond the sizes the tables declare.
+    /// Checks `table`, `table->core_`, that the core table's major is one of
+    /// [`CORE_MAJORS`] and that its `minor_id` covers every slot in `needed`;
+    /// reads nothing beyond the sizes the tables declare.
     ///
     /// # Safety
     /// `table` is NULL or points to a live `HsaApiTable` whose `version.minor_id`
@@ -201,7 +215,11 @@ impl CoreTable {
             return Err(TableError::NullCore);
         }
         // SAFETY: `core` is non-null and live (contract); `version` is its first member.
-        let size = unsafe { (*core).version.minor_id };
+        let version = unsafe { (*core).version };
+        if !CORE_MAJORS.contains(&version.major_id) {
+            return Err(TableError::UnknownMajor(version.major_id));
+        }
+        let size = version.minor_id;
         for slot in needed {
             if slot.end() > size as usize {
                 return Err(TableError::CoreTooSmall {
@@ -316,6 +334,28 @@ mod tests {
         // SAFETY: as above.
         let err = unsafe { CoreTable::from_root(&mut root, &PATCHED) }.unwrap_err();
         assert!(matches!(err, TableError::CoreTooSmall { need: 984, .. }));
+
+        // Majors: the two the tool is written against, and no other.
+        core.version.minor_id = 1016;
+        for (major, accepted) in [
+            (0, false),
+            (1, true),
+            (2, true),
+            (3, false),
+            (u32::MAX, false),
+        ] {
+            core.version.major_id = major;
+            // SAFETY: as above.
+            let result = unsafe { CoreTable::from_root(&mut root, &PATCHED) };
+            match result {
+                Ok(_) => assert!(accepted, "major {major} accepted"),
+                Err(e) => {
+                    assert!(!accepted, "major {major} refused: {e}");
+                    assert_eq!(e, TableError::UnknownMajor(major));
+                }
+            }
+        }
+        core.version.major_id = 1;
 
         root.version.minor_id = 16;
         // SAFETY: as above.

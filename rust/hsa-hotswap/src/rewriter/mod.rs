@@ -9,7 +9,9 @@
 //! - [`rocjitsu`]: AMD's maintained translator,
 //!   `librocjitsu_gfx1250_b0_to_a0.so.0` (`rj_gfx1250_b0_to_a0_translate`);
 //! - [`native`]: the Rust rewriter of `hotswap_code_object::rewrite` (same-size
-//!   fixes only; objects that need code growth are refused).
+//!   fixes, and the DS two-address split by moving each function that holds
+//!   one into an appended code segment; objects with another growth site are
+//!   refused).
 //!
 //! The backends, their order, detection, probing and description are one list,
 //! [`registry::REGISTRY`]; [`select`], [`candidates`] and `hotswap doctor` read
@@ -24,9 +26,10 @@
 //! ROCr finds its hook (next to ROCr, then by library name), else the native
 //! rewriter. The reason a candidate was not used is logged.
 //!
-//! Resolution runs on first use, exactly once per process, with no lock held
-//! while libraries load and the probe rewrite runs: a concurrent first caller
-//! waits on a condition variable for the one resolution in flight. Afterwards
+//! Resolution runs on first use, exactly once per process
+//! (`OnceLock::get_or_init`): a concurrent first caller waits for the one
+//! resolution in flight; one that panics (caught by its caller's boundary)
+//! leaves the choice unmade, and the next call resolves again. Afterwards
 //! [`backend`] costs one atomic load.
 //!
 //! Every backend's output is checked the same way: empty output or output that
@@ -41,7 +44,7 @@ pub mod registry;
 pub mod rocjitsu;
 
 use std::ptr::NonNull;
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use hotswap_code_object::elf::Header;
 use hotswap_code_object::isa_name::{features_of, processor_of};
@@ -374,22 +377,8 @@ fn automatic(config: &Config) -> Result<Box<dyn Backend>, String> {
     Err(reasons.join("; "))
 }
 
-/// The one resolution of the process: `None` until resolved.
+/// The one resolution of the process (unset until the first [`backend`]).
 static BACKEND: OnceLock<Option<&'static dyn Backend>> = OnceLock::new();
-/// True while a thread resolves (no lock is held while it runs).
-static RESOLVING: Mutex<bool> = Mutex::new(false);
-static RESOLVED: Condvar = Condvar::new();
-
-/// Clears the in-flight mark if the resolving thread unwinds, so a later call
-/// can try again, and wakes the waiters either way.
-struct ResolvingGuard;
-
-impl Drop for ResolvingGuard {
-    fn drop(&mut self) {
-        *RESOLVING.lock().unwrap_or_else(|e| e.into_inner()) = false;
-        RESOLVED.notify_all();
-    }
-}
 
 /// The backend of this process, resolved on first use (see the module
 /// documentation); later calls cost one atomic load.
@@ -401,24 +390,13 @@ pub fn backend() -> Option<&'static dyn Backend> {
     {
         return backend;
     }
-    if let Some(resolved) = BACKEND.get() {
-        return *resolved;
-    }
-    {
-        let mut resolving = RESOLVING.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if let Some(resolved) = BACKEND.get() {
-                return *resolved;
-            }
-            if !*resolving {
-                *resolving = true;
-                break;
-            }
-            resolving = RESOLVED.wait(resolving).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-    let guard = ResolvingGuard;
-    let resolved: Option<&'static dyn Backend> = match select(Config::process()) {
+    *BACKEND.get_or_init(resolve)
+}
+
+/// Chooses the process's backend from [`Config::process`], logging the choice
+/// or why there is none.
+fn resolve() -> Option<&'static dyn Backend> {
+    match select(Config::process()) {
         Ok(backend) => {
             log::info!(
                 "rewriter: {} ({})",
@@ -431,10 +409,7 @@ pub fn backend() -> Option<&'static dyn Backend> {
             log::warn!("no hotswap rewriter: {reason}");
             None
         }
-    };
-    let _ = BACKEND.set(resolved);
-    drop(guard);
-    *BACKEND.get().unwrap_or(&None)
+    }
 }
 
 /// A backend tests put in place of the process's (`cfg(test)` or the `testing`

@@ -89,7 +89,9 @@ pub static REGISTRY: [Registered; 3] = [
     Registered {
         kind: BackendKind::Native,
         name: "native rewriter",
-        summary: "the built-in rewriter: same-size fixes only",
+        summary: "the built-in rewriter: same-size fixes, and DS two-address sites split by \
+                  moving their functions into an appended code segment; an object with any \
+                  other growth site is refused",
         find: find_native,
         by_path: None,
     },
@@ -122,6 +124,126 @@ mod tests {
             names,
             ["linked COMGR", "rocjitsu translator", "native rewriter"]
         );
+    }
+
+    /// Each summary `hotswap doctor` prints is a list of claims, each checked
+    /// here against what the backend does (as the class table is checked
+    /// against `data/a0-classes.json`): the summary must be exactly its
+    /// claims, so a summary that says something unchecked fails, and so does
+    /// a backend that stops doing what its summary says.
+    #[test]
+    fn summaries_say_what_each_backend_does() {
+        for r in &REGISTRY {
+            let claims = match r.kind {
+                BackendKind::ComgrAbi => comgr_abi_claims(r),
+                BackendKind::Rocjitsu => rocjitsu_claims(r),
+                BackendKind::Native => native_claims(r),
+            };
+            let text: String = claims.iter().map(|(claim, _)| claim.as_str()).collect();
+            assert_eq!(
+                r.summary, text,
+                "{}: the summary is its checked claims",
+                r.name
+            );
+            for (claim, holds) in &claims {
+                assert!(holds, "{}: {claim:?} does not hold", r.name);
+            }
+        }
+    }
+
+    fn comgr_abi_claims(r: &Registered) -> Vec<(String, bool)> {
+        let symbol = comgr_abi::REWRITE_SYMBOL.to_str().unwrap();
+        let by_path = r.by_path.as_ref();
+        // Without HSA_HOTSWAP_REWRITER it is looked for in the linked COMGR
+        // (Debian's has no rewriter: the reason names it).
+        let linked = match (r.find)(&Config::default()) {
+            Ok(backend) => backend.kind() == BackendKind::ComgrAbi,
+            Err(why) => why.contains("linked COMGR") || why.contains(&format!("has no {symbol}")),
+        };
+        vec![
+            (
+                format!("{symbol}, COMGR's data-object ABI "),
+                by_path.is_some_and(|p| p.symbol.starts_with(symbol)),
+            ),
+            ("(the linked COMGR".into(), linked),
+            // Any library named by path that exports the symbol.
+            (", rocjitsu's COMGR shim)".into(), by_path.is_some()),
+        ]
+    }
+
+    fn rocjitsu_claims(r: &Registered) -> Vec<(String, bool)> {
+        let soname = rocjitsu::SONAME;
+        // Not installed here: the reason lists where it was looked for, in order.
+        let (by_soname, next_to_rocr_first) = match (r.find)(&Config::default()) {
+            Ok(_) => (true, true),
+            Err(why) => {
+                let by_name = why
+                    .rfind(&format!("{soname}: "))
+                    .or_else(|| why.rfind(soname));
+                let next_to = why
+                    .find("to look next to")
+                    .or_else(|| why.find(&format!("/{soname}")));
+                (
+                    by_name.is_some(),
+                    matches!((next_to, by_name), (Some(a), Some(b)) if a < b),
+                )
+            }
+        };
+        vec![
+            (
+                "rocjitsu's B0-to-A0 translator, ".into(),
+                r.by_path
+                    .as_ref()
+                    .is_some_and(|p| p.symbol.starts_with("rj_gfx1250_b0_to_a0_translate")),
+            ),
+            (format!("{soname}, "), by_soname),
+            ("found next to ROCr then by name".into(), next_to_rocr_first),
+        ]
+    }
+
+    fn native_claims(r: &Registered) -> Vec<(String, bool)> {
+        use super::super::native::test_objects::{
+            probe_with, CLUSTER_LOAD, DS_LOAD_2ADDR, DS_LOAD_ADDTID,
+        };
+        use super::super::{retarget_with, Request, RetargetError, Retargeted, RewriteFlags};
+        use hotswap_code_object::{rewrite, CodeObject};
+
+        let backend = (r.find)(&Config::default()).unwrap();
+        let rewrite = |input: &[u8]| {
+            let object = CodeObject::parse(input).unwrap();
+            let request = Request {
+                source_isa: "amdgcn-amd-amdhsa--gfx1250",
+                target_isa: "amdgcn-amd-amdhsa--gfx1250:gfx1250-b0-specific-",
+                flags: RewriteFlags::default(),
+            };
+            retarget_with(backend.as_ref(), &object, &request)
+        };
+        let same_size = probe_with(&CLUSTER_LOAD);
+        let ds2 = probe_with(&DS_LOAD_2ADDR);
+        let other_growth = probe_with(&DS_LOAD_ADDTID);
+        vec![
+            (
+                "the built-in rewriter: ".into(),
+                r.by_path.is_none() && backend.kind() == BackendKind::Native,
+            ),
+            (
+                "same-size fixes".into(),
+                matches!(rewrite(&same_size), Ok(Retargeted::Changed(out))
+                    if out.bytes().len() == same_size.len()),
+            ),
+            (
+                ", and DS two-address sites split by moving their functions into an appended \
+                 code segment"
+                    .into(),
+                matches!(rewrite(&ds2), Ok(Retargeted::Changed(out))
+                    if out.bytes().len() > ds2.len()
+                        && rewrite::moved_functions(out.bytes()).is_some_and(|m| m.len() == 1)),
+            ),
+            (
+                "; an object with any other growth site is refused".into(),
+                matches!(rewrite(&other_growth), Err(RetargetError::Refused(_))),
+            ),
+        ]
     }
 
     #[test]
