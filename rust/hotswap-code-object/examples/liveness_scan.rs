@@ -3,6 +3,10 @@
 //! object, the functions analysable and the scratch each A0 site could get.
 //!
 //! Usage: `liveness_scan [--sites] FILE...`; one JSON line per object.
+//! `liveness_scan --claims OUT.json OBJECT`: the scratch granted (SGPR and
+//! VGPR pairs, tiers 1 and 2) at every instruction of every analysable
+//! function of a bare code object, as claims for
+//! `tests/liveness/check_scratch.py`.
 
 use hotswap_code_object::container;
 use hotswap_code_object::gfx1250;
@@ -10,6 +14,10 @@ use hotswap_code_object::liveness::{self, Convention, RegClass, Request, Scratch
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--claims") && args.len() == 3 {
+        claims(&args[1], &args[2]);
+        return;
+    }
     let sites = args.iter().any(|a| a == "--sites");
     let mut totals = [0usize; 4];
     for path in args.iter().filter(|a| !a.starts_with("--")) {
@@ -102,4 +110,38 @@ fn unknown_histogram(bytes: &[u8]) {
     for (k, n) in counts {
         eprintln!("unknown {k}: {n}");
     }
+}
+
+/// Writes the claims of every instruction of `object` to `out`.
+fn claims(out: &str, object: &str) {
+    let bytes = std::fs::read(object).expect("readable object");
+    let l = liveness::analyze(&bytes, Convention::Unknown).expect("a gfx1250 object");
+    let mut claims = Vec::new();
+    for (fi, f) in l.functions.iter().enumerate() {
+        for (vaddr, len) in f.instructions() {
+            for class in [RegClass::Sgpr, RegClass::Vgpr] {
+                let (kind, regs) = match l.scratch(fi, vaddr, Request::new(class, 2, 2)) {
+                    Ok(s @ Scratch::Dead { .. }) => ("dead", s.registers()),
+                    Ok(s @ Scratch::AboveAllocation { .. }) => ("above", s.registers()),
+                    _ => continue,
+                };
+                let names: Vec<String> = regs
+                    .iter()
+                    .map(|r| {
+                        format!("{r:?}")
+                            .replace("S(", "s")
+                            .replace("V(", "v")
+                            .replace(')', "")
+                    })
+                    .collect();
+                claims.push(format!(
+                    "{{\"site\": {vaddr}, \"end\": {}, \"kind\": \"{kind}\", \"scratch\": {:?}}}",
+                    vaddr + u64::from(len),
+                    names
+                ));
+            }
+        }
+    }
+    std::fs::write(out, format!("[\n{}\n]\n", claims.join(",\n"))).expect("writable");
+    eprintln!("{} claims", claims.len());
 }

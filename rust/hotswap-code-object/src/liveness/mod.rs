@@ -20,7 +20,8 @@
 //!   the calling convention lets a caller expect ([`abi`]), every register the
 //!   function never writes (a caller compiled with inter-procedural register
 //!   allocation may keep values there), and its in-flight registers; any other
-//!   transfer keeps everything live;
+//!   transfer keeps everything live ("never writes": no instruction certainly
+//!   writes it whole);
 //! - a call reads what the callee reads at its entry (everything when the
 //!   callee is unknown, indirect or recursive) and kills only the return
 //!   address pair;
@@ -120,6 +121,13 @@ pub struct FunctionLiveness {
     call_sites: HashMap<u32, Option<u64>>,
     /// What each direct callee reads at entry, as the fixed point used it.
     callee_entry: HashMap<u64, RegSet>,
+}
+
+impl FunctionLiveness {
+    /// Address and length of each instruction (none when not analysable).
+    pub fn instructions(&self) -> impl Iterator<Item = (u64, u8)> + '_ {
+        self.insns.iter().map(|i| (i.vaddr, i.len))
+    }
 }
 
 /// Liveness at one instruction.
@@ -641,8 +649,10 @@ fn solve(
         callee_entry,
         at_return: RegSet::EMPTY,
     };
+    // Registers certainly written somewhere (kills): a caller compiled with
+    // inter-procedural register allocation may rely on any other being kept.
     for i in &f.insns {
-        writes.union_with(&ctx0.effect(i).writes);
+        writes.union_with(&ctx0.effect(i).kills);
     }
     never_written.remove_all(&writes);
     let ctx = Context {
