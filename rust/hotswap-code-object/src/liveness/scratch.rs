@@ -211,12 +211,13 @@ pub fn occupancy(vgprs: u16) -> u8 {
 /// The first aligned run of `req.count` registers of `req.class` from `from`
 /// none of which is in `busy`.
 fn find_run(busy: &RegSet, req: &Request, from: u16) -> Option<u16> {
-    let limit = req.below.min(req.class.limit());
-    let mut first = from.div_ceil(req.align) * req.align;
-    while first + req.count <= limit {
-        match (first..first + req.count).find(|&n| busy.contains(req.class.reg(n))) {
-            None => return Some(first),
-            Some(n) => first = (n + 1).div_ceil(req.align) * req.align,
+    let limit = u32::from(req.below.min(req.class.limit()));
+    let (align, count) = (u32::from(req.align.max(1)), u32::from(req.count));
+    let mut first = u32::from(from).div_ceil(align) * align;
+    while first + count <= limit {
+        match (first..first + count).find(|&n| busy.contains(req.class.reg(n as u16))) {
+            None => return Some(first as u16),
+            Some(n) => first = (n + 1).div_ceil(align) * align,
         }
     }
     None
@@ -344,7 +345,7 @@ impl ObjectLiveness<'_> {
                         return Err(format!("kernel {}'s descriptor is unreadable", kernel.name));
                     };
                     if end > old {
-                        let granulated = |n: u16| (n.div_ceil(VGPR_GRANULE) - 1) as u8;
+                        let granulated = |n: u16| n.div_ceil(VGPR_GRANULE).saturating_sub(1) as u8;
                         raises.push(CountRaise {
                             kernel: k,
                             name: kernel.name.clone(),
