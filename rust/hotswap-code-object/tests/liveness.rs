@@ -215,6 +215,93 @@ fn above_the_allocation_raises_every_reaching_kernel_and_patches() {
 }
 
 #[test]
+fn live_sgprs_are_saved_into_vgpr_lanes_when_nothing_is_free() {
+    let l = liveness::analyze(CASES, Convention::Unknown).unwrap();
+    let (f, v, a) = at(&l, CASES, "k_full_site");
+    assert!((0..106).all(|n| a.before.contains(Reg::S(n))));
+    let s = l.scratch(f, v, Request::new(RegClass::Sgpr, 4, 4)).unwrap();
+    let Scratch::SaveRestore {
+        first,
+        count,
+        saves,
+        holder,
+    } = &s
+    else {
+        panic!("{s:?}")
+    };
+    assert_eq!(
+        (*first, *count),
+        (0, 4),
+        "s[0:3] are not operands of the site"
+    );
+    let Scratch::Dead {
+        class: RegClass::Vgpr,
+        first: vgpr,
+        ..
+    } = **holder
+    else {
+        panic!("{holder:?}")
+    };
+    assert!(
+        !a.used_after.contains(Reg::V(vgpr)),
+        "the holder is dead in every lane"
+    );
+    let saved: Vec<(Reg, u8)> = saves.iter().map(|x| (x.reg, x.lane)).collect();
+    assert_eq!(
+        saved,
+        [
+            (Reg::S(0), 0),
+            (Reg::S(1), 1),
+            (Reg::S(2), 2),
+            (Reg::S(3), 3)
+        ]
+    );
+    assert!(saves.iter().all(|x| x.vgpr == vgpr));
+}
+
+#[test]
+fn clang_kernels_reaching_a_callee_are_all_raised() {
+    // leaf() is reached by calls_mid (through mid) and calls_leaf: a VGPR block
+    // above both kernels' allocations raises both, in the descriptor and the note.
+    let l = liveness::analyze(CALLS, Convention::Unknown).unwrap();
+    let f = l
+        .functions
+        .iter()
+        .position(|f| f.name.contains("leaf"))
+        .unwrap();
+    let v = l.functions[f].vaddr;
+    let s = l
+        .scratch(f, v, Request::new(RegClass::Vgpr, 64, 16))
+        .unwrap();
+    let Scratch::AboveAllocation { first, raises, .. } = &s else {
+        panic!("{s:?}")
+    };
+    let mut names: Vec<&str> = raises.iter().map(|r| r.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["calls_leaf", "calls_mid"]);
+    let end = first + 64;
+    assert!(raises
+        .iter()
+        .all(|r| r.new_count == end && r.old_count < end));
+    let mut out = CALLS.to_vec();
+    counts::apply(&l, &mut out, raises).unwrap();
+    let again = liveness::analyze(&out, Convention::Unknown).unwrap();
+    for r in raises {
+        let k = again.kernels.iter().find(|k| k.name == r.name).unwrap();
+        assert_eq!(k.allocated_vgprs, Some(end.div_ceil(16) * 16));
+        let (vgprs, _) = counts::metadata_counts(&out, &r.name).unwrap();
+        assert_eq!(vgprs, Some(u64::from(end)));
+    }
+    let none = again
+        .kernels
+        .iter()
+        .find(|k| k.name == "calls_none")
+        .unwrap();
+    let before = l.kernels.iter().find(|k| k.name == "calls_none").unwrap();
+    assert_eq!(none.allocated_vgprs, before.allocated_vgprs);
+}
+
+#[test]
 fn occupancy_matches_clang() {
     // clang-22 -mcpu=gfx1250 "; Occupancy:" for NumVgprs 49, 65, 97, 129, 193, 256.
     for (v, waves) in [

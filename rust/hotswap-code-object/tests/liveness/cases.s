@@ -122,6 +122,126 @@ f_callee_site:
   s_set_pc_i64 s[30:31]
 .size f_callee, .-f_callee
 
+// Every SGPR read after the site: no SGPR is dead or above the allocation,
+// so an SGPR request is met by saving live ones into lanes of a VGPR dead in
+// every lane.
+.globl k_full
+.p2align 8
+.type k_full,@function
+k_full:
+  v_mov_b32 v1, 0
+k_full_site:
+  s_nop 0
+  s_cmp_eq_u32 s0, 0
+  s_cmp_eq_u32 s1, 0
+  s_cmp_eq_u32 s2, 0
+  s_cmp_eq_u32 s3, 0
+  s_cmp_eq_u32 s4, 0
+  s_cmp_eq_u32 s5, 0
+  s_cmp_eq_u32 s6, 0
+  s_cmp_eq_u32 s7, 0
+  s_cmp_eq_u32 s8, 0
+  s_cmp_eq_u32 s9, 0
+  s_cmp_eq_u32 s10, 0
+  s_cmp_eq_u32 s11, 0
+  s_cmp_eq_u32 s12, 0
+  s_cmp_eq_u32 s13, 0
+  s_cmp_eq_u32 s14, 0
+  s_cmp_eq_u32 s15, 0
+  s_cmp_eq_u32 s16, 0
+  s_cmp_eq_u32 s17, 0
+  s_cmp_eq_u32 s18, 0
+  s_cmp_eq_u32 s19, 0
+  s_cmp_eq_u32 s20, 0
+  s_cmp_eq_u32 s21, 0
+  s_cmp_eq_u32 s22, 0
+  s_cmp_eq_u32 s23, 0
+  s_cmp_eq_u32 s24, 0
+  s_cmp_eq_u32 s25, 0
+  s_cmp_eq_u32 s26, 0
+  s_cmp_eq_u32 s27, 0
+  s_cmp_eq_u32 s28, 0
+  s_cmp_eq_u32 s29, 0
+  s_cmp_eq_u32 s30, 0
+  s_cmp_eq_u32 s31, 0
+  s_cmp_eq_u32 s32, 0
+  s_cmp_eq_u32 s33, 0
+  s_cmp_eq_u32 s34, 0
+  s_cmp_eq_u32 s35, 0
+  s_cmp_eq_u32 s36, 0
+  s_cmp_eq_u32 s37, 0
+  s_cmp_eq_u32 s38, 0
+  s_cmp_eq_u32 s39, 0
+  s_cmp_eq_u32 s40, 0
+  s_cmp_eq_u32 s41, 0
+  s_cmp_eq_u32 s42, 0
+  s_cmp_eq_u32 s43, 0
+  s_cmp_eq_u32 s44, 0
+  s_cmp_eq_u32 s45, 0
+  s_cmp_eq_u32 s46, 0
+  s_cmp_eq_u32 s47, 0
+  s_cmp_eq_u32 s48, 0
+  s_cmp_eq_u32 s49, 0
+  s_cmp_eq_u32 s50, 0
+  s_cmp_eq_u32 s51, 0
+  s_cmp_eq_u32 s52, 0
+  s_cmp_eq_u32 s53, 0
+  s_cmp_eq_u32 s54, 0
+  s_cmp_eq_u32 s55, 0
+  s_cmp_eq_u32 s56, 0
+  s_cmp_eq_u32 s57, 0
+  s_cmp_eq_u32 s58, 0
+  s_cmp_eq_u32 s59, 0
+  s_cmp_eq_u32 s60, 0
+  s_cmp_eq_u32 s61, 0
+  s_cmp_eq_u32 s62, 0
+  s_cmp_eq_u32 s63, 0
+  s_cmp_eq_u32 s64, 0
+  s_cmp_eq_u32 s65, 0
+  s_cmp_eq_u32 s66, 0
+  s_cmp_eq_u32 s67, 0
+  s_cmp_eq_u32 s68, 0
+  s_cmp_eq_u32 s69, 0
+  s_cmp_eq_u32 s70, 0
+  s_cmp_eq_u32 s71, 0
+  s_cmp_eq_u32 s72, 0
+  s_cmp_eq_u32 s73, 0
+  s_cmp_eq_u32 s74, 0
+  s_cmp_eq_u32 s75, 0
+  s_cmp_eq_u32 s76, 0
+  s_cmp_eq_u32 s77, 0
+  s_cmp_eq_u32 s78, 0
+  s_cmp_eq_u32 s79, 0
+  s_cmp_eq_u32 s80, 0
+  s_cmp_eq_u32 s81, 0
+  s_cmp_eq_u32 s82, 0
+  s_cmp_eq_u32 s83, 0
+  s_cmp_eq_u32 s84, 0
+  s_cmp_eq_u32 s85, 0
+  s_cmp_eq_u32 s86, 0
+  s_cmp_eq_u32 s87, 0
+  s_cmp_eq_u32 s88, 0
+  s_cmp_eq_u32 s89, 0
+  s_cmp_eq_u32 s90, 0
+  s_cmp_eq_u32 s91, 0
+  s_cmp_eq_u32 s92, 0
+  s_cmp_eq_u32 s93, 0
+  s_cmp_eq_u32 s94, 0
+  s_cmp_eq_u32 s95, 0
+  s_cmp_eq_u32 s96, 0
+  s_cmp_eq_u32 s97, 0
+  s_cmp_eq_u32 s98, 0
+  s_cmp_eq_u32 s99, 0
+  s_cmp_eq_u32 s100, 0
+  s_cmp_eq_u32 s101, 0
+  s_cmp_eq_u32 s102, 0
+  s_cmp_eq_u32 s103, 0
+  s_cmp_eq_u32 s104, 0
+  s_cmp_eq_u32 s105, 0
+  global_store_b32 v1, v1, s[0:1]
+  s_endpgm
+.size k_full, .-k_full
+
 .rodata
 .p2align 6
 .amdhsa_kernel k_line
@@ -147,6 +267,11 @@ f_callee_site:
 .amdhsa_kernel k_loop
   .amdhsa_next_free_vgpr 16
   .amdhsa_next_free_sgpr 8
+.end_amdhsa_kernel
+.p2align 6
+.amdhsa_kernel k_full
+  .amdhsa_next_free_vgpr 16
+  .amdhsa_next_free_sgpr 106
 .end_amdhsa_kernel
 .p2align 6
 .amdhsa_kernel k_call
@@ -201,6 +326,16 @@ amdhsa.kernels:
     .symbol: k_loop.kd
     .vgpr_count: 16
     .sgpr_count: 8
+    .kernarg_segment_size: 8
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 32
+    .max_flat_workgroup_size: 256
+  - .name: k_full
+    .symbol: k_full.kd
+    .vgpr_count: 16
+    .sgpr_count: 108
     .kernarg_segment_size: 8
     .kernarg_segment_align: 8
     .group_segment_fixed_size: 0
