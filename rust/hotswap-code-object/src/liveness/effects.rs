@@ -14,7 +14,7 @@
 //! model does not map, makes every VGPR read and possibly written.
 //!
 //! VGPR kills are per lane: a VALU write under EXEC kills only the lanes
-//! EXEC enables. The dataflow ([`super::dataflow`]) therefore forgets VGPR kills
+//! EXEC enables. The dataflow ([`super`]) therefore forgets VGPR kills
 //! across any instruction that may write EXEC ([`Effect::writes_exec`]).
 //!
 //! Memory instructions read their address and data registers and write their
