@@ -12,10 +12,14 @@
 //! keeps that length and changes the bytes exactly when the site needs a
 //! change; after every same-size fix of a complete analysis is applied, the
 //! object walks the same and only its growth sites still need a change.
+//! The liveness analysis (`liveness::analyze`, `scratch`) of the same bytes
+//! never panics, and every register it grants lies in the class and bounds
+//! asked for.
 #![no_main]
 
 use hotswap_code_object::gfx1250::{self, walker, Fix};
 use hotswap_code_object::isa;
+use hotswap_code_object::liveness::{self, Convention, Reg, RegClass, Request};
 use libfuzzer_sys::fuzz_target;
 
 fn check_stream(code: &[u8]) {
@@ -117,9 +121,35 @@ fn check_analysis(object: &[u8]) {
     }
 }
 
+fn check_liveness(object: &[u8]) {
+    let Ok(l) = liveness::analyze(object, Convention::Unknown) else {
+        return;
+    };
+    for (fi, f) in l.functions.iter().enumerate() {
+        for (vaddr, _) in f.instructions().take(16) {
+            for (class, count, align) in [(RegClass::Vgpr, 3, 4), (RegClass::Sgpr, 2, 2)] {
+                let mut req = Request::new(class, count, align);
+                req.below = 256;
+                if let Ok(s) = l.scratch(fi, vaddr, req) {
+                    let regs = s.registers();
+                    assert_eq!(regs.len(), usize::from(count));
+                    for r in regs {
+                        match (class, r) {
+                            (RegClass::Vgpr, Reg::V(n)) => assert!(n < 256),
+                            (RegClass::Sgpr, Reg::S(n)) => assert!(n < 106),
+                            _ => panic!("{r:?} is not a {class:?}"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 fuzz_target!(init: hotswap_fuzz::init(), |data: &[u8]| {
     check_stream(data);
     check_analysis(data);
+    check_liveness(data);
     for class in gfx1250::A0Class::ALL {
         if let Some(fixed) = gfx1250::same_size_fix(class, data) {
             assert_eq!(fixed.len(), data.len(), "{class:?}");

@@ -14,6 +14,8 @@
 //! - [`container`]: every code object in a file: bare, offload bundles,
 //!   compressed bundles (`CCOB`), host binaries with a `.hip_fatbin` section;
 //! - [`gfx1250`]: the gfx1250 instruction walker and the A0 classifier;
+//! - [`liveness`]: per-function register liveness and the scratch-register
+//!   scavenger (dead registers, above the allocation, save and restore);
 //! - [`rewrite`]: the native B0→A0 rewriter (same-size fixes, fail closed).
 //!
 //! Every read is bounded by the input: malformed input gives an error value,
@@ -25,6 +27,7 @@ pub mod elf;
 pub mod gfx1250;
 pub mod isa;
 pub mod isa_name;
+pub mod liveness;
 pub mod mach;
 pub mod metadata;
 pub mod object;

@@ -1,0 +1,423 @@
+//! Liveness and the scavenger on hand-written gfx1250 code (tests/liveness/
+//! cases.s: every expected answer is stated there) and on clang-22 builds
+//! (calls.hip: kernels calling functions; wide.hip: 606 VGPRs, v256+ through
+//! s_set_vgpr_msb). Objects rebuilt by tests/liveness/make.sh.
+
+use hotswap_code_object::elf;
+use hotswap_code_object::liveness::{
+    self, counts, Convention, ObjectLiveness, Reg, RegClass, Request, Scratch, Status,
+};
+use hotswap_code_object::CodeObject;
+
+static CASES: &[u8] = include_bytes!("liveness/cases.co");
+static CALLS: &[u8] = include_bytes!("liveness/calls.co");
+static WIDE: &[u8] = include_bytes!("liveness/wide.co");
+static BROKEN: &[u8] = include_bytes!("liveness/broken.co");
+
+/// The address of symbol `name` (the cases' `*_site` labels).
+fn symbol(object: &[u8], name: &str) -> u64 {
+    let o = CodeObject::parse(object).unwrap();
+    o.symbols(elf::SHT_SYMTAB)
+        .iter()
+        .find(|s| s.name == name.as_bytes())
+        .unwrap_or_else(|| panic!("no symbol {name}"))
+        .value
+}
+
+fn at(l: &ObjectLiveness<'_>, object: &[u8], site: &str) -> (usize, u64, liveness::LiveAt) {
+    let v = symbol(object, site);
+    let f = l.function_at(v).unwrap();
+    (f, v, l.live_at(f, v).unwrap())
+}
+
+#[test]
+fn straight_line_reads_writes_and_scc() {
+    let l = liveness::analyze(CASES, Convention::Unknown).unwrap();
+    let (f, v, a) = at(&l, CASES, "k_line_site");
+    assert!(a.before.contains(Reg::V(0)) && a.before.contains(Reg::V(1)));
+    assert!(
+        a.before.contains(Reg::Scc),
+        "read by s_cbranch_scc1 after the site"
+    );
+    assert!(
+        !a.before.contains(Reg::V(2)),
+        "written by the site before any read"
+    );
+    assert!(
+        !a.before.contains(Reg::S(4)),
+        "killed by s_mov_b32 s4 after the site"
+    );
+    assert!(!a.before.contains(Reg::V(3)));
+    // Scratch: the first dead aligned VGPR pair is v4 (v0-v2 busy, v3 alone).
+    match l.scratch(f, v, Request::new(RegClass::Vgpr, 2, 2)).unwrap() {
+        Scratch::Dead { first, count, .. } => assert_eq!((first, count), (4, 2)),
+        other => panic!("{other:?}"),
+    }
+    // SGPRs: s0-s1 (the store's address) are live; s2 read by the s_cmp before the site is dead.
+    match l.scratch(f, v, Request::new(RegClass::Sgpr, 1, 1)).unwrap() {
+        Scratch::Dead { first, .. } => assert_eq!(first, 2),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn vgpr_kills_are_forgotten_across_an_exec_change() {
+    let l = liveness::analyze(CASES, Convention::Unknown).unwrap();
+    let (_, _, a) = at(&l, CASES, "k_exec_site");
+    assert!(
+        a.before.contains(Reg::V(5)),
+        "v5's write covers only the new EXEC's lanes"
+    );
+    assert!(
+        !a.before.contains(Reg::V(6)),
+        "v6 is written before the EXEC change"
+    );
+    assert!(
+        a.before.contains(Reg::S(106)),
+        "vcc_lo is read by s_and_saveexec"
+    );
+}
+
+#[test]
+fn vgprs_above_255_follow_the_msb_mode() {
+    let l = liveness::analyze(CASES, Convention::Unknown).unwrap();
+    let (f, v, a) = at(&l, CASES, "k_msb_site");
+    assert!(
+        a.before.contains(Reg::V(257)),
+        "v1 in src0 bank 1 is read after the site"
+    );
+    assert!(!a.before.contains(Reg::V(1)) && !a.before.contains(Reg::V(769)));
+    // A request below v256 (an operand slot without banking) skips v257 anyway.
+    let mut req = Request::new(RegClass::Vgpr, 4, 4);
+    req.below = 256;
+    let s = l.scratch(f, v, req).unwrap();
+    assert!(s
+        .registers()
+        .iter()
+        .all(|r| matches!(r, Reg::V(n) if *n < 256)));
+}
+
+#[test]
+fn registers_of_a_load_in_flight_stay_live_to_the_wait() {
+    let l = liveness::analyze(CASES, Convention::Unknown).unwrap();
+    let (_, _, a) = at(&l, CASES, "k_flight_site");
+    assert!(a.before.contains(Reg::V(8)), "the load may still write v8");
+    assert!(
+        a.before.contains(Reg::V(0)),
+        "the load may still read its address"
+    );
+}
+
+#[test]
+fn loops_reach_a_fixed_point() {
+    let l = liveness::analyze(CASES, Convention::Unknown).unwrap();
+    let (_, _, a) = at(&l, CASES, "k_loop_site");
+    assert!(a.before.contains(Reg::V(10)) && a.before.contains(Reg::S(5)));
+    assert!(
+        !a.before.contains(Reg::V(9)),
+        "v9 is written before its next read"
+    );
+    let head = symbol(CASES, "k_loop_site") - 8;
+    let f = l.function_at(head).unwrap();
+    assert!(l.live_at(f, head).unwrap().before.contains(Reg::V(9)));
+}
+
+#[test]
+fn callee_saved_registers_are_never_scratch_in_a_callee() {
+    // Under the C convention s10 (written after the site) is scratch; under
+    // amdgpu_gfx s4-s31 are callee-saved (rocm-systems #9261) and so is s10.
+    let c = liveness::analyze(CASES, Convention::C).unwrap();
+    let (f, v, _) = at(&c, CASES, "f_callee_site");
+    assert!(!c.functions[f].is_kernel);
+    match c.scratch(f, v, Request::new(RegClass::Sgpr, 1, 1)).unwrap() {
+        Scratch::Dead { first, .. } => assert_eq!(first, 10),
+        other => panic!("{other:?}"),
+    }
+    let gfx = liveness::analyze(CASES, Convention::Gfx).unwrap();
+    let s = gfx.scratch(f, v, Request::new(RegClass::Sgpr, 1, 1));
+    let saved = |s: &Scratch| s.registers().contains(&Reg::S(10));
+    match s {
+        Ok(Scratch::Dead { .. }) => panic!("a callee-saved register handed out dead: {s:?}"),
+        Ok(Scratch::SaveRestore { ref saves, .. }) => {
+            assert!(saves.iter().all(|x| x.reg != Reg::S(10)) || saved(s.as_ref().unwrap()));
+            for r in s.as_ref().unwrap().registers() {
+                if let Reg::S(n) = r {
+                    if (4..32).contains(&n) {
+                        assert!(saves.iter().any(|x| x.reg == r), "{r} not saved");
+                    }
+                }
+            }
+        }
+        Ok(other) => {
+            assert!(
+                other
+                    .registers()
+                    .iter()
+                    .all(|r| !matches!(r, Reg::S(4..=31))),
+                "{other:?}"
+            )
+        }
+        Err(e) => assert_eq!((e.class, e.site), (RegClass::Sgpr, v)),
+    }
+    // The call: k_call reaches f_callee; v3 is live across the call.
+    let k = c.kernels.iter().find(|k| k.name == "k_call").unwrap();
+    assert_eq!(k.reaches.len(), 2);
+    assert!(!k.reaches_indirect);
+    let call = symbol(CASES, "k_call") + 0x18;
+    let kf = c.function_at(call).unwrap();
+    assert!(c.live_at(kf, call).unwrap().before.contains(Reg::V(3)));
+}
+
+#[test]
+fn above_the_allocation_raises_every_reaching_kernel_and_patches() {
+    let l = liveness::analyze(CASES, Convention::C).unwrap();
+    let (f, v, _) = at(&l, CASES, "f_callee_site");
+    // 40 VGPRs aligned to 8 cannot be dead in the callee (IPRA and the
+    // convention keep the untouched ones live): above what k_call and
+    // f_callee touch (v0-v11 → first 16), k_call allocates 32 → raise to 56.
+    let s = l
+        .scratch(f, v, Request::new(RegClass::Vgpr, 40, 8))
+        .unwrap();
+    let Scratch::AboveAllocation {
+        first,
+        count,
+        raises,
+        ..
+    } = &s
+    else {
+        panic!("{s:?}")
+    };
+    assert_eq!((*first, *count), (16, 40));
+    assert_eq!(raises.len(), 1);
+    let r = &raises[0];
+    assert_eq!(
+        (r.name.as_str(), r.old_count, r.new_count),
+        ("k_call", 32, 56)
+    );
+    assert_eq!(r.granulated, Some((1, 3)));
+    assert_eq!(r.occupancy, Some((16, 16)));
+    let mut out = CASES.to_vec();
+    counts::apply(&l, &mut out, raises).unwrap();
+    let again = liveness::analyze(&out, Convention::C).unwrap();
+    let k = again.kernels.iter().find(|k| k.name == "k_call").unwrap();
+    assert_eq!(k.allocated_vgprs, Some(64));
+    assert_eq!(
+        counts::metadata_counts(&out, "k_call"),
+        Some((Some(56), Some(40)))
+    );
+    assert_eq!(
+        counts::metadata_counts(&out, "k_line"),
+        Some((Some(16), Some(8)))
+    );
+    // Only the descriptor word and the note changed.
+    let changed = CASES.iter().zip(&out).filter(|(a, b)| a != b).count();
+    assert!((1..=3).contains(&changed), "{changed} bytes changed");
+}
+
+#[test]
+fn live_sgprs_are_saved_into_vgpr_lanes_when_nothing_is_free() {
+    let l = liveness::analyze(CASES, Convention::Unknown).unwrap();
+    let (f, v, a) = at(&l, CASES, "k_full_site");
+    assert!((0..106).all(|n| a.before.contains(Reg::S(n))));
+    let s = l.scratch(f, v, Request::new(RegClass::Sgpr, 4, 4)).unwrap();
+    let Scratch::SaveRestore {
+        first,
+        count,
+        saves,
+        holder,
+    } = &s
+    else {
+        panic!("{s:?}")
+    };
+    assert_eq!(
+        (*first, *count),
+        (0, 4),
+        "s[0:3] are not operands of the site"
+    );
+    let Scratch::Dead {
+        class: RegClass::Vgpr,
+        first: vgpr,
+        ..
+    } = **holder
+    else {
+        panic!("{holder:?}")
+    };
+    assert!(
+        !a.used_after.contains(Reg::V(vgpr)),
+        "the holder is dead in every lane"
+    );
+    let saved: Vec<(Reg, u8)> = saves.iter().map(|x| (x.reg, x.lane)).collect();
+    assert_eq!(
+        saved,
+        [
+            (Reg::S(0), 0),
+            (Reg::S(1), 1),
+            (Reg::S(2), 2),
+            (Reg::S(3), 3)
+        ]
+    );
+    assert!(saves.iter().all(|x| x.vgpr == vgpr));
+}
+
+#[test]
+fn clang_kernels_reaching_a_callee_are_all_raised() {
+    // leaf() is reached by calls_mid (through mid) and calls_leaf: a VGPR block
+    // above both kernels' allocations raises both, in the descriptor and the note.
+    let l = liveness::analyze(CALLS, Convention::Unknown).unwrap();
+    let f = l
+        .functions
+        .iter()
+        .position(|f| f.name.contains("leaf"))
+        .unwrap();
+    let v = l.functions[f].vaddr;
+    let s = l
+        .scratch(f, v, Request::new(RegClass::Vgpr, 64, 16))
+        .unwrap();
+    let Scratch::AboveAllocation { first, raises, .. } = &s else {
+        panic!("{s:?}")
+    };
+    let mut names: Vec<&str> = raises.iter().map(|r| r.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["calls_leaf", "calls_mid"]);
+    let end = first + 64;
+    assert!(raises
+        .iter()
+        .all(|r| r.new_count == end && r.old_count < end));
+    let mut out = CALLS.to_vec();
+    counts::apply(&l, &mut out, raises).unwrap();
+    let again = liveness::analyze(&out, Convention::Unknown).unwrap();
+    for r in raises {
+        let k = again.kernels.iter().find(|k| k.name == r.name).unwrap();
+        assert_eq!(k.allocated_vgprs, Some(end.div_ceil(16) * 16));
+        let (vgprs, _) = counts::metadata_counts(&out, &r.name).unwrap();
+        assert_eq!(vgprs, Some(u64::from(end)));
+    }
+    let none = again
+        .kernels
+        .iter()
+        .find(|k| k.name == "calls_none")
+        .unwrap();
+    let before = l.kernels.iter().find(|k| k.name == "calls_none").unwrap();
+    assert_eq!(none.allocated_vgprs, before.allocated_vgprs);
+}
+
+#[test]
+fn occupancy_matches_clang() {
+    // clang-22 -mcpu=gfx1250 "; Occupancy:" for NumVgprs 49, 65, 97, 129, 193, 256.
+    for (v, waves) in [
+        (49, 16),
+        (65, 12),
+        (97, 9),
+        (129, 7),
+        (193, 4),
+        (256, 4),
+        (1024, 1),
+    ] {
+        assert_eq!(liveness::scratch::occupancy(v), waves, "{v}");
+    }
+}
+
+#[test]
+fn unanalysable_functions_offer_nothing() {
+    let l = liveness::analyze(BROKEN, Convention::Unknown).unwrap();
+    let g = l.functions.iter().position(|f| f.name == "k_fall").unwrap();
+    assert!(
+        matches!(l.functions[g].status, Status::NotAnalysable(ref why) if why.contains("falls through"))
+    );
+    let f = l.functions.iter().position(|f| f.name == "k_out").unwrap();
+    assert!(
+        matches!(l.functions[f].status, Status::NotAnalysable(ref why) if why.contains("branch"))
+    );
+    // An unanalysable function may call anything: its kernel reaches everything.
+    assert!(l.kernels.iter().all(|k| k.reaches_indirect));
+    let e = l
+        .scratch(f, l.functions[f].vaddr, Request::new(RegClass::Vgpr, 1, 1))
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("k_out") && e.to_string().contains("vgpr"),
+        "{e}"
+    );
+}
+
+#[test]
+fn clang_calls_resolve_to_their_callees() {
+    let l = liveness::analyze(CALLS, Convention::Unknown).unwrap();
+    assert_eq!(l.analysable(), l.functions.len());
+    let name = |i: usize| l.functions[i].name.as_str();
+    for k in &l.kernels {
+        let reached: Vec<&str> = k.reaches.iter().map(|&i| name(i)).collect();
+        assert!(!k.reaches_indirect, "{}", k.name);
+        match k.name.as_str() {
+            "calls_mid" => assert_eq!(reached.len(), 3, "{reached:?}"),
+            "calls_leaf" => assert_eq!(reached.len(), 2, "{reached:?}"),
+            _ => assert_eq!(reached, ["calls_none"]),
+        }
+    }
+    // In every callable function, no site hands out a callee-saved register dead.
+    let csr = liveness::abi::callee_saved(Convention::Unknown);
+    for (i, f) in l.functions.iter().enumerate().filter(|(_, f)| !f.is_kernel) {
+        let mut v = f.vaddr;
+        while let Some(a) = l.live_at(i, v) {
+            for class in [RegClass::Sgpr, RegClass::Vgpr] {
+                if let Ok(Scratch::Dead { .. }) = l.scratch(i, v, Request::new(class, 1, 1)) {
+                    let s = l.scratch(i, v, Request::new(class, 1, 1)).unwrap();
+                    assert!(s.registers().iter().all(|r| !csr.contains(*r)), "{s:?}");
+                }
+            }
+            let len = (1..=20u64).find(|&n| l.live_at(i, v + n).is_some());
+            let _ = a;
+            match len {
+                Some(n) => v += n,
+                None => break,
+            }
+        }
+    }
+}
+
+#[test]
+fn a_kernel_with_606_vgprs_is_analysed_in_every_bank() {
+    let l = liveness::analyze(WIDE, Convention::Unknown).unwrap();
+    assert_eq!(l.analysable(), 1);
+    let f = &l.functions[0];
+    assert_eq!(f.unknown_instructions, 0);
+    assert!(f.touched.vgpr_bound() > 512, "{}", f.touched.vgpr_bound());
+    assert_eq!(l.kernels[0].allocated_vgprs, Some(608));
+    // Above the allocation: 606 used → first 608 (aligned 8), raise to 616.
+    let site = f.vaddr + 8;
+    if let Ok(Scratch::AboveAllocation { first, raises, .. }) =
+        l.scratch(0, site, Request::new(RegClass::Vgpr, 1024 - 600, 8))
+    {
+        panic!("1024 - 600 registers cannot fit above {first}: {raises:?}");
+    }
+}
+
+#[test]
+fn mutated_objects_never_panic() {
+    // Every byte of the code, one at a time, XORed with a pseudo-random value;
+    // then every instruction of every analysable function queried.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for object in [CASES, CALLS, WIDE] {
+        let o = CodeObject::parse(object).unwrap();
+        let text = o.section_by_name(b".text").unwrap();
+        let (start, len) = (text.offset as usize, text.size as usize);
+        for round in 0..80 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut m = object.to_vec();
+            for k in 0..1 + round % 4 {
+                let at = start + (state as usize >> (8 * k)) % len;
+                m[at] ^= (state >> 56) as u8 | 1;
+            }
+            let Ok(l) = liveness::analyze(&m, Convention::Unknown) else {
+                continue;
+            };
+            for (fi, f) in l.functions.iter().enumerate() {
+                for (v, _) in f.instructions().take(12) {
+                    let _ = l.scratch(fi, v, Request::new(RegClass::Vgpr, 3, 4));
+                    let _ = l.scratch(fi, v, Request::new(RegClass::Sgpr, 40, 2));
+                }
+            }
+        }
+    }
+}
