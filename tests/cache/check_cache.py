@@ -28,6 +28,13 @@ HSA_HOTSWAP_CACHE_DIR set for the children):
               cache; SKIP (exit 77) where no namespace can be made;
   secure      a setgid copy of CHILD (AT_SECURE) does not use a warm cache;
               SKIP (exit 77) unless root;
+  portable    two installations of the same build (the tool library and the
+              rewriter copied to two prefixes: other paths, inodes and
+              times) share entries: the second makes no rewriter call and
+              loads identical bytes; a tool or a rewriter whose build-id
+              differs (a copy with one byte of its build-id note changed)
+              misses; entries of the older format are removed (standin only:
+              the capi child links the library, it does not dlopen it);
   bench       prints cold (miss) and warm (hit) loads of a 4 KB, a 4 MB and a
               100 MB object, and the same without a cache (a benchmark: figures,
               no timing assertions).
@@ -115,7 +122,7 @@ def fresh(scratch, name):
 
 
 def entries(cache_dir):
-    d = os.path.join(cache_dir, "rewrites", "v1")
+    d = os.path.join(cache_dir, "rewrites", "v2")
     return sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(".entry"))
 
 
@@ -127,7 +134,7 @@ def basic(child, scratch, cli):
     check(second["calls"] == 0, f"second process: no rewriter call (got {second['calls']})")
     check(second["bytes"] == first["bytes"], "second process: identical bytes")
     check("rewrite cache: hit" in second["log"], "the hit is logged at debug level")
-    for sub in ("", "rewrites", "rewrites/v1"):
+    for sub in ("", "rewrites", "rewrites/v2"):
         mode = stat.S_IMODE(os.stat(os.path.join(d, sub)).st_mode)
         check(mode == 0o700, f"{sub or 'the cache directory'} is 0700 (got {mode:o})")
     check(len(entries(d)) == 1, "one entry")
@@ -143,7 +150,7 @@ def basic(child, scratch, cli):
               and listed[0]["output_size"] == len(first["bytes"]), f"hotswap cache list: {listed}")
         path = subprocess.run([cli, "cache", "path"], env=env, check=True, capture_output=True,
                               text=True).stdout.strip()
-        check(path == os.path.join(d, "rewrites", "v1"), f"hotswap cache path: {path}")
+        check(path == os.path.join(d, "rewrites", "v2"), f"hotswap cache path: {path}")
         cleared = json.loads(subprocess.run([cli, "cache", "clear", "--json"], env=env, check=True,
                                             capture_output=True, text=True).stdout)
         check(cleared["removed_entries"] == 1, f"hotswap cache clear: {cleared}")
@@ -231,7 +238,7 @@ def corrupt(child, scratch, _cli):
     expect(d, "a group/other-writable directory", r"rewrite cache not used: .*writable by group or others",
            replaced=False)
     d = warm("writable-sub")
-    os.chmod(os.path.join(d, "rewrites", "v1"), 0o770)
+    os.chmod(os.path.join(d, "rewrites", "v2"), 0o770)
     expect(d, "a group-writable entries directory", r"rewrite cache not used: .*writable by group or others",
            replaced=False)
     if os.geteuid() == 0:
@@ -258,7 +265,7 @@ def mounts(child, scratch, _cli):
         m = fresh(scratch, "mount-" + name)
         os.makedirs(m)
         subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", m], check=True)
-        os.makedirs(os.path.join(m, "rewrites", "v1"), mode=0o700)
+        os.makedirs(os.path.join(m, "rewrites", "v2"), mode=0o700)
         if prepare == "fill":
             try:
                 with open(os.path.join(m, "filler"), "wb") as f:
@@ -297,6 +304,81 @@ def secure(child, scratch, _cli):
     check("AT_SECURE" in r["log"], "AT_SECURE: logged at debug level")
 
 
+def build_id_offset(data):
+    """Offset and size of the GNU build-id descriptor of an ELF64 file, from its PT_NOTE headers."""
+    phoff = int.from_bytes(data[0x20:0x28], "little")
+    phentsize = int.from_bytes(data[0x36:0x38], "little")
+    for i in range(int.from_bytes(data[0x38:0x3a], "little")):
+        h = phoff + i * phentsize
+        if int.from_bytes(data[h:h + 4], "little") != 4:  # PT_NOTE
+            continue
+        at = int.from_bytes(data[h + 8:h + 16], "little")
+        end = at + int.from_bytes(data[h + 32:h + 40], "little")
+        while at + 12 <= end:
+            namesz, descsz, kind = (int.from_bytes(data[at + k:at + k + 4], "little") for k in (0, 4, 8))
+            name_at = at + 12
+            desc_at = name_at + ((namesz + 3) & ~3)
+            if kind == 3 and data[name_at:name_at + namesz] == b"GNU\0":
+                return desc_at, descsz
+            at = desc_at + ((descsz + 3) & ~3)
+    return None
+
+
+def install(src, prefix, name, rebuilt=False):
+    """A copy of `src` at prefix/lib/name; `rebuilt`: one byte of its build-id changed."""
+    os.makedirs(os.path.join(prefix, "lib"), exist_ok=True)
+    dst = os.path.join(prefix, "lib", name)
+    with open(src, "rb") as f:
+        data = bytearray(f.read())
+    found = build_id_offset(data)
+    check(found is not None, f"{name} carries a GNU build-id note")
+    if rebuilt and found:
+        data[found[0]] ^= 0xFF
+    with open(dst, "wb") as f:
+        f.write(data)
+    os.chmod(dst, 0o755)
+    return dst
+
+
+def portable(child, scratch, _cli):
+    if child.kind != "standin":
+        print("SKIP: the capi child links the tool library; the stand-in dlopens HSA_TOOLS_LIB")
+        sys.exit(SKIP)
+    tool, rewriter = os.environ["HSA_TOOLS_LIB"], os.environ["HSA_HOTSWAP_REWRITER"]
+    d = fresh(scratch, "portable")
+    old = os.path.join(d, "rewrites", "v1")
+    os.makedirs(old, mode=0o700)
+    os.chmod(d, 0o700)
+    os.chmod(os.path.join(d, "rewrites"), 0o700)
+    with open(os.path.join(old, "00" * 32 + ".entry"), "wb") as f:
+        f.write(b"an entry of the older format")
+
+    def prefix(name, rebuilt_tool=False, rebuilt_rewriter=False):
+        p = fresh(scratch, name)
+        return {"HSA_TOOLS_LIB": install(tool, p, "libhsa-hotswap.so", rebuilt_tool),
+                "HSA_HOTSWAP_REWRITER": install(rewriter, p, "librewriter-change.so", rebuilt_rewriter)}
+
+    a = prefix("prefix-a")
+    time.sleep(0.05)
+    b = prefix("prefix-b")
+    check(os.stat(a["HSA_TOOLS_LIB"]).st_ino != os.stat(b["HSA_TOOLS_LIB"]).st_ino, "two installations: other inodes")
+    first = child.run(d, env=a)
+    check(first["calls"] == 1, f"installation A: one rewriter call (got {first['calls']})")
+    check(not os.path.exists(old), "the older format's entries are removed")
+    second = child.run(d, env=b)
+    check(second["calls"] == 0, f"installation B: no rewriter call (got {second['calls']})")
+    check(second["bytes"] == first["bytes"], "installation B: identical bytes")
+    check(len(entries(d)) == 1, "one entry for both installations")
+    tool_rebuilt = child.run(d, env=prefix("prefix-tool-rebuilt", rebuilt_tool=True))
+    check(tool_rebuilt["calls"] == 1, f"a tool of another build-id misses (calls {tool_rebuilt['calls']})")
+    check(tool_rebuilt["bytes"] == first["bytes"], "a tool of another build-id: identical bytes")
+    backend = child.run(d, env=prefix("prefix-rewriter-upgraded", rebuilt_rewriter=True))
+    check(backend["calls"] == 1, f"a rewriter of another build-id misses (calls {backend['calls']})")
+    check(len(entries(d)) == 3, f"one entry per tool and rewriter build (got {len(entries(d))})")
+    again = child.run(d, env=prefix("prefix-c"))
+    check(again["calls"] == 0 and again["bytes"] == first["bytes"], "a third installation of the first build hits")
+
+
 def bench(child, scratch, _cli):
     print("persistent rewrite cache: one load on the A0 agent per process (test rewriter `change`,"
           " which copies its input: the real backends take seconds to minutes per object)")
@@ -314,7 +396,7 @@ def bench(child, scratch, _cli):
         w = best(warm)
         print(f"  {label:>8} {off / 1e6:>10.2f}ms {best(cold) / 1e6:>10.2f}ms {w / 1e6:>10.2f}ms "
               f"{size / w:>10.2f}")
-    print("  (a hit: SHA-256 of the input for the key, one read of the entry, one XXH3-128 pass over it)")
+    print("  (a hit: one SHA-256 pass over the input for the key, one read of the entry, one XXH3-128 pass over it)")
 
 
 def main():
@@ -330,7 +412,7 @@ def main():
     os.makedirs(scratch, exist_ok=True)
     child = Child(kind, argv, scratch)
     {"basic": basic, "concurrent": concurrent, "corrupt": corrupt, "mounts": mounts,
-     "secure": secure, "bench": bench}[what](child, scratch, cli)
+     "secure": secure, "portable": portable, "bench": bench}[what](child, scratch, cli)
     if failures:
         print(f"FAILED: {len(failures)} check(s): " + "; ".join(failures))
         return 1

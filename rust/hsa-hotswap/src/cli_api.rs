@@ -38,6 +38,7 @@ pub use crate::config::{
 };
 pub use crate::policy::{has_candidate, AgentTarget};
 pub use crate::rewrite_cache::entry::Kind as CacheEntryKind;
+pub use crate::rewrite_cache::key::adopt_tool_identity;
 pub use crate::rewrite_cache::{
     process_is_secure, Listed as CacheEntry, Settings as CacheSettings, Store as CacheStore,
     Totals as CacheTotals,

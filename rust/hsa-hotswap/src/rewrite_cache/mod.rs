@@ -4,13 +4,16 @@
 //!
 //! What is cached: "rewritten" (the new bytes), "unchanged" and "refused" /
 //! "unsupported pair" answers, per [`key`] (the input's SHA-256 with the
-//! backend's identity, the ISA pair, the COMGR flags and the tool's build).
+//! backend's build identity, the ISA pair, the COMGR flags and the tool's
+//! version and build-id: nothing that depends on paths, so machines that run
+//! the same builds share entries). Entries of an older format (`rewrites/v1`)
+//! are removed when the cache is opened.
 //! Failures that may not repeat (an error, out of memory) are never cached.
 //! Backends that cannot name themselves persistently (test doubles) are never
 //! cached.
 //!
 //! Where: `HSA_HOTSWAP_CACHE_DIR`, else `$XDG_CACHE_HOME/hotswap`, else
-//! `$HOME/.cache/hotswap`; entries live in `<dir>/rewrites/v1` (the test
+//! `$HOME/.cache/hotswap`; entries live in `<dir>/rewrites/v2` (the test
 //! suite's downloads use `<dir>/wheels`). `HSA_HOTSWAP_CACHE=off` turns it
 //! off; `HSA_HOTSWAP_CACHE_MAX` bounds its size (default [`DEFAULT_MAX`]),
 //! least recently used entries go first.
@@ -55,7 +58,10 @@ pub const DEFAULT_MAX: u64 = 4 << 30;
 /// The default wait for another process rewriting the same object.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(300);
 /// Where the entries are, below the cache directory.
-pub const ENTRIES_SUBDIR: [&str; 2] = ["rewrites", "v1"];
+pub const ENTRIES_SUBDIR: [&str; 2] = ["rewrites", "v2"];
+/// Directories of older entry formats below `rewrites`, whose entries no key of
+/// this build can name: emptied and removed when the cache is opened.
+const OLD_FORMATS: [&str; 1] = ["v1"];
 const ENTRY_SUFFIX: &str = ".entry";
 const TEMP_PREFIX: &str = "tmp.";
 const LOCK_PREFIX: &str = "lock.";
@@ -248,6 +254,35 @@ fn open_dir(path: &Path) -> Result<sys::Dir, String> {
     })
 }
 
+/// Empties and removes the directories of older entry formats below
+/// `rewrites` (`parent`, at `path`): their entries can never be hit again.
+/// Only names this cache writes are removed; anything else keeps the
+/// directory (and is left alone).
+fn remove_old_formats(parent: &sys::Dir, path: &Path) {
+    for old in OLD_FORMATS {
+        if !parent.lstat(old).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        let Ok(dir) = parent.subdir(old, 0o700) else {
+            continue;
+        };
+        let mut removed = 0u64;
+        for name in dir.names().unwrap_or_default() {
+            let ours = name.ends_with(ENTRY_SUFFIX)
+                || name.starts_with(TEMP_PREFIX)
+                || name.starts_with(LOCK_PREFIX);
+            if ours && dir.unlink(&name).is_ok() && name.ends_with(ENTRY_SUFFIX) {
+                removed += 1;
+            }
+        }
+        let _ = parent.remove_dir(old);
+        log::info!(
+            "rewrite cache: removed {removed} entries of an older format from {}",
+            path.join(old).display()
+        );
+    }
+}
+
 /// A file name of `key`.
 fn entry_name(key: &[u8; 32]) -> String {
     let mut name = String::with_capacity(64 + ENTRY_SUFFIX.len());
@@ -346,7 +381,10 @@ impl Store {
         let mut dir = open_dir(&root)?;
         trusted(&dir, &root)?;
         let mut path = root;
-        for sub in ENTRIES_SUBDIR {
+        for (depth, sub) in ENTRIES_SUBDIR.into_iter().enumerate() {
+            if create && depth + 1 == ENTRIES_SUBDIR.len() {
+                remove_old_formats(&dir, &path);
+            }
             path = path.join(sub);
             if !create && dir.lstat(sub).is_err() {
                 return Err(format!("{} does not exist yet", path.display()));
@@ -375,7 +413,8 @@ impl Store {
     /// The answer for `code_object` and `request` from the backend identified
     /// by `identity`: an entry's if there is a valid one, else `rewrite()`'s,
     /// which is then stored when it is an outcome (see the module
-    /// documentation). Never fails because of the cache.
+    /// documentation). Never fails because of the cache; rewrites without it
+    /// when the tool cannot be identified.
     pub fn through(
         &self,
         identity: &str,
@@ -383,9 +422,26 @@ impl Store {
         request: &Request<'_>,
         rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
     ) -> Result<Retargeted, RetargetError> {
-        let key = key::of(identity, request, code_object);
+        let Some(tool) = key::tool_identity() else {
+            return rewrite();
+        };
+        let digest = key::InputDigest::of(code_object);
+        self.through_digested(tool, identity, &digest, request, rewrite)
+    }
+
+    /// [`Store::through`] of the input `digest` names (hashed once by the
+    /// caller) by the tool `tool` ([`key::tool_identity`]).
+    pub fn through_digested(
+        &self,
+        tool: &str,
+        identity: &str,
+        digest: &key::InputDigest,
+        request: &Request<'_>,
+        rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
+    ) -> Result<Retargeted, RetargetError> {
+        let key = key::of_digest(tool, identity, request, digest);
         let name = entry_name(&key);
-        let input_size = code_object.len() as u64;
+        let input_size = digest.len;
         if let Some(hit) = self.lookup(&name, &key, input_size) {
             return hit.into_result();
         }
@@ -786,21 +842,32 @@ pub fn process_is_secure() -> bool {
 }
 
 /// The rewrite of `code_object` for `request` through `backend`, answered by
-/// the process's cache when the backend has a persistent identity and the
-/// cache is usable; `rewrite` is the rewrite itself.
+/// the process's cache when the backend and the tool have a persistent
+/// identity and the cache is usable; `rewrite` is the rewrite itself.
+/// `digest` is the input's, when the caller has hashed it already (the
+/// in-process memo); otherwise it is computed here, only when a cache is used.
 pub fn through(
     backend: &dyn Backend,
     code_object: &[u8],
+    digest: Option<&key::InputDigest>,
     request: &Request<'_>,
     rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
 ) -> Result<Retargeted, RetargetError> {
-    let Some(identity) = backend.cache_identity() else {
-        return rewrite();
-    };
     let Some(store) = process_store() else {
         return rewrite();
     };
-    store.through(&identity, code_object, request, rewrite)
+    let (Some(identity), Some(tool)) = (backend.cache_identity(), key::tool_identity()) else {
+        return rewrite();
+    };
+    let computed;
+    let digest = match digest {
+        Some(digest) => digest,
+        None => {
+            computed = key::InputDigest::of(code_object);
+            &computed
+        }
+    };
+    store.through_digested(tool, &identity, digest, request, rewrite)
 }
 
 /// Test support: injected errors.

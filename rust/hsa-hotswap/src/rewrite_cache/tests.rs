@@ -81,7 +81,7 @@ fn a_second_lookup_is_a_hit_with_identical_bytes() {
     assert!(!called);
     assert_eq!(third.unwrap(), changed(&code).bytes());
     // Directories are 0700.
-    for d in [dir.clone(), dir.join("rewrites"), dir.join("rewrites/v1")] {
+    for d in [dir.clone(), dir.join("rewrites"), dir.join("rewrites/v2")] {
         let mode = std::fs::metadata(&d).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700, "{}", d.display());
     }
@@ -321,7 +321,7 @@ fn unsafe_directories_mean_no_cache() {
     });
     assert_eq!(
         Settings::from_config(&xdg, false).entries_dir(),
-        Some(PathBuf::from("/xdg/hotswap/rewrites/v1"))
+        Some(PathBuf::from("/xdg/hotswap/rewrites/v2"))
     );
     for d in [dir, real, dir2] {
         let _ = std::fs::remove_file(&d);
@@ -390,7 +390,7 @@ fn the_lock_wait_is_bounded() {
     let holder = Store::open(&s).unwrap();
     let waiter = Store::open(&s).unwrap();
     let code = input();
-    let key = key::of("b", &request(), &code);
+    let key = key::of("b", &request(), &code).unwrap();
     let held = holder.lock(&key).expect("first lock");
     let start = Instant::now();
     let (out, called) = {
@@ -449,7 +449,21 @@ fn least_recently_used_entries_are_evicted() {
 fn keys_differ_in_every_input() {
     let code = input();
     let base = key::of("b", &request(), &code);
+    assert!(base.is_some());
     assert_eq!(base, key::of("b", &request(), &code));
+    // The tool's build is part of the key.
+    let digest = key::InputDigest::of(&code);
+    let tool = key::tool_identity().unwrap();
+    assert_eq!(base, Some(key::of_digest(tool, "b", &request(), &digest)));
+    assert_ne!(
+        base,
+        Some(key::of_digest(
+            "0.1.0\0build-id 00",
+            "b",
+            &request(),
+            &digest
+        ))
+    );
     assert_ne!(base, key::of("c", &request(), &code));
     let mut other = code.clone();
     other[100] ^= 1;
@@ -502,20 +516,22 @@ fn backends_name_themselves_persistently() {
         strict,
         Native::new(Options::default()).cache_identity().unwrap()
     );
-    // A library backend: the file holding one of its functions.
+    // A library backend: its ABI and the build of the file holding one of
+    // its functions, never the file's path.
     let strlen = libc::strlen as *const () as usize;
-    let id = library_identity("COMGR-ABI rewriter x", strlen).unwrap();
-    assert!(
-        id.starts_with("COMGR-ABI rewriter x\0/") && id.contains("libc.so"),
-        "{id:?}"
-    );
+    let id = library_identity("COMGR-ABI", strlen).unwrap();
+    let libc_path = crate::dl::object_of(strlen).unwrap();
+    let build = crate::rewriter::identity::file_build_identity(&libc_path).unwrap();
+    assert_eq!(id, format!("COMGR-ABI\0{build}"));
+    assert!(!id.contains('/'), "{id:?}");
     assert!(library_identity("x", 0).is_none());
-    // The tool's build is named by its file.
-    let version = concat!(env!("CARGO_PKG_VERSION"), "\0/");
+    // The tool's build: its version and build identity, no path.
+    let tool = key::tool_identity().unwrap();
+    let version = concat!(env!("CARGO_PKG_VERSION"), "\0");
+    assert!(tool.starts_with(version) && !tool.contains('/'), "{tool:?}");
     assert!(
-        key::tool_identity().starts_with(version),
-        "{:?}",
-        key::tool_identity()
+        tool.contains("\0build-id ") || tool.contains("\0sha256 "),
+        "{tool:?}"
     );
 }
 
@@ -531,5 +547,25 @@ fn an_entry_larger_than_the_bound_is_not_read() {
     let refused = COUNTERS.refused.load(Ordering::Relaxed);
     assert!(run(&small, &code).1, "rewritten, not read");
     assert!(COUNTERS.refused.load(Ordering::Relaxed) > refused);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn entries_of_the_older_format_are_removed_on_open() {
+    let dir = scratch("old-format");
+    let old = dir.join("rewrites/v1");
+    std::fs::create_dir_all(&old).unwrap();
+    for name in ["ab.entry", "lock.ab", "tmp.1.2.ab"] {
+        std::fs::write(old.join(name), b"old").unwrap();
+    }
+    let store = Store::open(&settings(&dir)).unwrap();
+    assert!(!old.exists(), "the v1 directory is removed");
+    assert!(store.path().ends_with("rewrites/v2"));
+    // Something this cache never writes keeps the old directory.
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(old.join("notes.txt"), b"mine").unwrap();
+    std::fs::write(old.join("cd.entry"), b"old").unwrap();
+    drop(Store::open(&settings(&dir)).unwrap());
+    assert!(old.join("notes.txt").exists() && !old.join("cd.entry").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
