@@ -35,6 +35,23 @@ HSA_HOTSWAP_CACHE_DIR set for the children):
               differs (a copy with one byte of its build-id note changed)
               misses; entries of the older format are removed (standin only:
               the capi child links the library, it does not dlopen it);
+  warmed      `hotswap cache warm` of the child's object, with the same tool
+              library and rewriter, stores what a load then hits: no rewriter
+              call, identical bytes; a second warm rewrites nothing (standin
+              only: the capi child asks for its own ISA pair);
+  store       a read-only store (HSA_HOTSWAP_CACHE_STORE) filled by `hotswap
+              cache warm --into`: a load with an empty cache hits it without
+              writing it or copying into the cache; a group-writable, a
+              symbolically linked and (as root) another user's store are each
+              refused with one warning; `cache export --from` then `cache
+              import --into` gives byte-identical entries that loads hit; a
+              corrupted archive is refused and writes nothing; `cache stats`
+              reports the store apart from the cache (standin only);
+  nolock      flock fails everywhere (LD_PRELOAD of a shim whose flock()
+              returns ENOLCK, as on NFS without a lock manager): 8 processes
+              started together all finish with identical, correct bytes, the
+              fallback is logged once in each, the cache keeps one whole
+              entry that the next process hits;
   bench       prints cold (miss) and warm (hit) loads of a 4 KB, a 4 MB and a
               100 MB object, and the same without a cache (a benchmark: figures,
               no timing assertions).
@@ -379,6 +396,141 @@ def portable(child, scratch, _cli):
     check(again["calls"] == 0 and again["bytes"] == first["bytes"], "a third installation of the first build hits")
 
 
+def warmed(child, scratch, cli):
+    if child.kind != "standin" or not cli:
+        print("SKIP: needs the stand-in and the hotswap command")
+        sys.exit(SKIP)
+    ref = child.run(None, env={"HSA_HOTSWAP_CACHE": "off"})["bytes"]
+    d = fresh(scratch, "warmed")
+    obj = os.path.join(os.environ["STANDIN_CODE_OBJECTS"], "gfx1250.co")
+    env = dict(os.environ, HSA_HOTSWAP_CACHE_DIR=d, HSA_HOTSWAP_CACHE="on")
+    warm = [cli, "cache", "warm", "--json", "--backend", os.environ["HSA_HOTSWAP_REWRITER"], obj]
+    first = json.loads(subprocess.run(warm, env=env, check=True, capture_output=True, text=True).stdout)
+    check(first["candidates"] == 1 and first["rewriter_calls"] == 1 and first["rewritten"] == 1,
+          f"warm: one object rewritten ({first['candidates']} candidates, {first['rewriter_calls']} calls)")
+    r = child.run(d)
+    check(r["calls"] == 0, f"a load after warm: no rewriter call (got {r['calls']})")
+    check(r["bytes"] == ref, "a load after warm: identical bytes")
+    again = json.loads(subprocess.run(warm, env=env, check=True, capture_output=True, text=True).stdout)
+    check(again["rewriter_calls"] == 0 and again["already_cached"] == 1, "a second warm rewrites nothing")
+    check(len(entries(d)) == 1, "one entry")
+
+
+def tree_state(d):
+    out = []
+    for root, dirs, files in os.walk(d):
+        for n in sorted(dirs + files):
+            p = os.path.join(root, n)
+            st = os.lstat(p)
+            out.append((p, st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode)))
+    return sorted(out)
+
+
+def store(child, scratch, cli):
+    if child.kind != "standin" or not cli:
+        print("SKIP: needs the stand-in and the hotswap command")
+        sys.exit(SKIP)
+    ref = child.run(None, env={"HSA_HOTSWAP_CACHE": "off"})["bytes"]
+    obj = os.path.join(os.environ["STANDIN_CODE_OBJECTS"], "gfx1250.co")
+    st = fresh(scratch, "store")
+    env = dict(os.environ, HSA_HOTSWAP_CACHE="on", HSA_HOTSWAP_CACHE_DIR=fresh(scratch, "store-filler-cache"))
+    warmed = json.loads(subprocess.run([cli, "cache", "warm", "--json", "--into", st, "--backend",
+                                        os.environ["HSA_HOTSWAP_REWRITER"], obj],
+                                       env=env, check=True, capture_output=True, text=True).stdout)
+    check(warmed["rewritten"] == 1 and warmed["entries_dir"] == os.path.join(st, "rewrites", "v2"),
+          f"warm --into: one entry in the store ({warmed['entries_dir']})")
+    for sub in ("", "rewrites", "rewrites/v2"):
+        mode = stat.S_IMODE(os.stat(os.path.join(st, sub)).st_mode)
+        check(mode == 0o755, f"store {sub or 'directory'} is 0755, readable by every user (got {mode:o})")
+    before = tree_state(st)
+    time.sleep(0.02)
+
+    def load(store_dir, name):
+        cache = fresh(scratch, name)
+        r = child.run(cache, env={"HSA_HOTSWAP_CACHE_STORE": store_dir})
+        return r, cache
+
+    r, cache = load(st, "store-user-1")
+    check(r["calls"] == 0, f"a load with an empty cache hits the store (calls {r['calls']})")
+    check(r["bytes"] == ref, "a store hit: identical bytes")
+    check("hit in the read-only store" in r["log"], "the store hit is logged at debug level")
+    check(not entries(cache), "a store hit is not copied into the cache")
+    check(tree_state(st) == before, "the store is not written (names, sizes, times, modes)")
+    stats = json.loads(subprocess.run([cli, "cache", "stats", "--json"], check=True, capture_output=True,
+                                      text=True, env=dict(env, HSA_HOTSWAP_CACHE_DIR=cache,
+                                                          HSA_HOTSWAP_CACHE_STORE=st)).stdout)
+    check(stats["store"]["usable"] and stats["store"]["totals"]["entries"] == 1
+          and stats["totals"]["entries"] == 0, f"cache stats: the store apart from the cache ({stats['store']})")
+
+    def refused(store_dir, name, pattern):
+        r, _ = load(store_dir, name)
+        check(r["calls"] == 1 and r["bytes"] == ref, f"{name}: rewritten as without the store")
+        n = len(re.findall(r"read-only store not used: " + pattern, r["log"]))
+        check(n == 1, f"{name}: one warning /{pattern}/ (got {n})")
+
+    os.chmod(st, 0o775)
+    refused(st, "store-group-writable", r".*writable by group or others")
+    os.chmod(st, 0o755)
+    os.chmod(os.path.join(st, "rewrites", "v2"), 0o757)
+    refused(st, "store-other-writable", r".*writable by group or others")
+    os.chmod(os.path.join(st, "rewrites", "v2"), 0o755)
+    link = fresh(scratch, "store-link")
+    os.symlink(st, link)
+    refused(link, "store-symlink", r".*symbolic link")
+    if os.geteuid() == 0:
+        os.chown(st, 65534, 65534)
+        refused(st, "store-foreign", r".*owned by uid 65534")
+        os.chown(st, 0, 0)
+    else:
+        print("skip another owner's store: needs root to make one")
+    # export -> import
+    archive = os.path.join(scratch, "store.hswparc")
+    exported = json.loads(subprocess.run([cli, "cache", "export", archive, "--from", st, "--json"], env=env,
+                                         check=True, capture_output=True, text=True).stdout)
+    check(exported["entries"] == 1 and not exported["skipped"], f"export: one entry ({exported})")
+    st2 = fresh(scratch, "store-imported")
+    imported = json.loads(subprocess.run([cli, "cache", "import", archive, "--into", st2, "--json"], env=env,
+                                         check=True, capture_output=True, text=True).stdout)
+    check(imported["entries"] == 1, f"import: one entry ({imported})")
+    a = entries(st)
+    b = entries(st2)
+    check([os.path.basename(x) for x in a] == [os.path.basename(x) for x in b]
+          and all(open(x, "rb").read() == open(y, "rb").read() for x, y in zip(a, b)),
+          "export -> import: byte-identical entries")
+    r, _ = load(st2, "store-user-2")
+    check(r["calls"] == 0 and r["bytes"] == ref, "the imported store serves loads")
+    with open(archive, "rb") as f:
+        data = bytearray(f.read())
+    data[len(data) // 2] ^= 0x01
+    bad = os.path.join(scratch, "corrupted.hswparc")
+    with open(bad, "wb") as f:
+        f.write(data)
+    st3 = fresh(scratch, "store-corrupted")
+    p = subprocess.run([cli, "cache", "import", bad, "--into", st3], env=env, capture_output=True, text=True)
+    check(p.returncode == 1 and "refused" in p.stderr, f"a corrupted archive is refused ({p.stderr.strip()})")
+    check(not entries(st3), "a corrupted archive writes nothing")
+
+
+def nolock(child, scratch, _cli):
+    shim = os.environ.get("CACHE_FLOCK_FAILS")
+    ref = child.run(None, env={"HSA_HOTSWAP_CACHE": "off"})["bytes"]
+    d = fresh(scratch, "nolock")
+    env = {"TEST_REWRITER_DELAY_MS": "300", "LD_PRELOAD": shim}
+    start = time.monotonic()
+    waits = [child.run(d, env=env, background=True) for _ in range(8)]
+    results = [w() for w in waits]
+    took = time.monotonic() - start
+    check(len(results) == 8, f"8 processes finished without locks ({took:.1f} s)")
+    check(all(r["bytes"] == ref for r in results), "8 processes: every load correct (identical to no cache)")
+    calls = sum(r["calls"] for r in results)
+    check(1 <= calls <= 8, f"8 processes: {calls} rewriter calls (each may rewrite; none waits on a lock)")
+    logged = [len(re.findall(r"cannot lock in .*going on without locks", r["log"])) for r in results]
+    check(all(n <= 1 for n in logged) and sum(logged) >= 1, f"the fallback is logged once per process ({logged})")
+    check(len(entries(d)) == 1, "one whole entry")
+    after = child.run(d, env={"LD_PRELOAD": shim})
+    check(after["calls"] == 0 and after["bytes"] == ref, "the next process hits the entry")
+
+
 def bench(child, scratch, _cli):
     print("persistent rewrite cache: one load on the A0 agent per process (test rewriter `change`,"
           " which copies its input: the real backends take seconds to minutes per object)")
@@ -412,7 +564,7 @@ def main():
     os.makedirs(scratch, exist_ok=True)
     child = Child(kind, argv, scratch)
     {"basic": basic, "concurrent": concurrent, "corrupt": corrupt, "mounts": mounts,
-     "secure": secure, "portable": portable, "bench": bench}[what](child, scratch, cli)
+     "secure": secure, "portable": portable, "warmed": warmed, "store": store, "nolock": nolock, "bench": bench}[what](child, scratch, cli)
     if failures:
         print(f"FAILED: {len(failures)} check(s): " + "; ".join(failures))
         return 1

@@ -71,6 +71,7 @@ mod hsa;
 pub mod internals;
 mod logging;
 mod policy;
+mod pretranslate;
 mod readers;
 mod retained;
 mod retarget;

@@ -656,7 +656,7 @@ fn rocjitsu_next_to(rocr: &str) -> Option<Result<String, String>> {
 }
 
 /// `libhsa-hotswap.so` in a `lib` directory next to this command's `bin`.
-fn installed_with_cli() -> Option<String> {
+pub(crate) fn installed_with_cli() -> Option<String> {
     let exe = std::env::current_exe().ok()?;
     let prefix = exe.parent()?.parent()?;
     let mut dirs = vec![prefix.join("lib"), prefix.join("lib64")];

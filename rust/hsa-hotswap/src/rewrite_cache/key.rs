@@ -111,7 +111,7 @@ pub fn of_digest(
 
 /// The key of rewriting `code_object` for `request` with the backend named
 /// `identity` by this tool (`None` when the tool cannot be identified).
-#[cfg(any(test, feature = "testing"))]
+#[cfg(test)]
 pub fn of(identity: &str, request: &Request<'_>, code_object: &[u8]) -> Option<[u8; 32]> {
     Some(of_digest(
         tool_identity()?,
