@@ -111,6 +111,14 @@ enum Command {
         /// behaviour); by default clauses are kept.
         #[arg(long)]
         replace_clauses: bool,
+        /// Go through the tool's rewrite cache, with the backend the tool
+        /// would pick (or --backend): the answer a load would get, stored
+        /// under its key (a bare code object; no site report).
+        #[arg(long, conflicts_with_all = ["allow_partial", "replace_clauses"])]
+        cache: bool,
+        /// With --cache: the rewriter, as HSA_HOTSWAP_REWRITER names it.
+        #[arg(long, value_name = "BACKEND", requires = "cache")]
+        backend: Option<String>,
     },
     /// What would happen if an application started now: HSA_TOOLS_LIB as ROCr
     /// parses it, which ROCr, COMGR and tool libraries the loader finds, ROCr's
@@ -189,6 +197,28 @@ fn main() -> ExitCode {
             json,
             allow_partial,
             replace_clauses,
+            cache: true,
+            backend,
+        } => {
+            let (outcome, status) = warm::rewrite_cached(&input, &output, backend.as_deref());
+            let printed = if json {
+                print_json(&outcome)
+            } else {
+                warm::print_cached(&outcome)
+            };
+            if let Err(e) = printed {
+                eprintln!("hotswap: cannot write the summary: {e}");
+            }
+            let _ = (allow_partial, replace_clauses);
+            status
+        }
+        Command::Rewrite {
+            input,
+            output,
+            json,
+            allow_partial,
+            replace_clauses,
+            ..
         } => rewrite::run(
             &input,
             &output,

@@ -330,3 +330,95 @@ pub fn print_human(o: &mut dyn std::io::Write, s: &Summary) -> std::io::Result<(
     }
     Ok(())
 }
+
+/// `hotswap rewrite --cache IN -o OUT`.
+#[derive(Debug, Serialize)]
+pub struct CachedRewrite {
+    input: String,
+    output: Option<String>,
+    /// `rewritten`, `unchanged`, `refused`, `unsupported` or `error`.
+    status: &'static str,
+    message: Option<String>,
+    /// The answer was in the cache (no rewrite made).
+    cached: bool,
+    entries_dir: Option<String>,
+}
+
+/// `hotswap rewrite --cache`: the answer for one bare code object through
+/// the tool's cache and the backend the tool would pick (or `backend`), as
+/// `warm` stores it; the output written when rewritten (the input copied
+/// when unchanged). Exit statuses as `rewrite`'s.
+pub fn rewrite_cached(input: &Path, output: &Path, backend: Option<&str>) -> (CachedRewrite, u8) {
+    let mut r = CachedRewrite {
+        input: input.display().to_string(),
+        output: None,
+        status: "error",
+        message: None,
+        cached: false,
+        entries_dir: None,
+    };
+    let fail = |mut r: CachedRewrite, why: String| {
+        r.message = Some(why);
+        (r, crate::exit::BAD_INPUT)
+    };
+    let config = Config::from_env();
+    let Some(tool) = tool_library(&config) else {
+        return fail(r, "no tool library found (HSA_TOOLS_LIB names none by path, none is installed next to this command)".into());
+    };
+    if let Err(why) = adopt_tool_identity(&tool.display().to_string()) {
+        return fail(r, why);
+    }
+    let warmer = match Pretranslator::new(&config, backend, None) {
+        Ok(w) => w,
+        Err(why) => return fail(r, why),
+    };
+    r.entries_dir = Some(warmer.entries_dir().display().to_string());
+    let bytes = match std::fs::read(input) {
+        Ok(b) => b,
+        Err(e) => return fail(r, format!("cannot read {}: {e}", input.display())),
+    };
+    let (warmed, new) = warmer.answer(&bytes);
+    let (answer, already) = match warmed {
+        Warmed::Answered { answer, already } => (answer, already),
+        Warmed::NotCandidate(why) | Warmed::Failed(why) => return fail(r, why),
+    };
+    r.cached = already;
+    let (status, code, write): (&'static str, u8, Option<&[u8]>) = match &answer {
+        WarmAnswer::Rewritten(_) => ("rewritten", crate::exit::OK, new.as_deref()),
+        WarmAnswer::Unchanged => ("unchanged", crate::exit::OK, Some(&bytes[..])),
+        WarmAnswer::Refused(why) => {
+            r.message = Some(why.clone());
+            ("refused", crate::exit::REFUSED, None)
+        }
+        WarmAnswer::Unsupported => ("unsupported", crate::exit::REFUSED, None),
+    };
+    r.status = status;
+    if let Some(out) = write {
+        if let Err(e) = std::fs::write(output, out) {
+            r.status = "error";
+            return fail(r, format!("cannot write {}: {e}", output.display()));
+        }
+        r.output = Some(output.display().to_string());
+    }
+    (r, code)
+}
+
+/// The human line of `rewrite --cache`.
+pub fn print_cached(r: &CachedRewrite) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    let whence = if r.cached {
+        "found in the cache"
+    } else {
+        "rewritten and stored"
+    };
+    match (&r.output, &r.message) {
+        (Some(out), _) => writeln!(o, "{}: {} ({whence}) -> {out}", r.input, r.status)?,
+        (None, Some(why)) => writeln!(o, "{}: {}: {why}", r.input, r.status)?,
+        (None, None) => writeln!(o, "{}: {}", r.input, r.status)?,
+    }
+    if let Some(dir) = &r.entries_dir {
+        writeln!(o, "  cache: {dir}")?;
+    }
+    Ok(())
+}

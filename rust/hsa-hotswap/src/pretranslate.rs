@@ -111,20 +111,37 @@ impl Pretranslator {
     /// The answer a load on a gfx1250 A0 GPU would get for `bytes`: from the
     /// cache when it holds one, else rewritten now and stored.
     pub fn warm(&self, bytes: &[u8]) -> Warmed {
+        self.answer(bytes).0
+    }
+
+    /// [`Pretranslator::warm`], with the rewritten bytes when the answer is
+    /// "rewritten" (`hotswap rewrite --cache`).
+    pub fn answer(&self, bytes: &[u8]) -> (Warmed, Option<Vec<u8>>) {
         let object = match CodeObject::parse(bytes) {
             Ok(object) => object,
-            Err(e) => return Warmed::NotCandidate(format!("not a code object: {e}")),
+            Err(e) => {
+                return (
+                    Warmed::NotCandidate(format!("not a code object: {e}")),
+                    None,
+                )
+            }
         };
         let source = match crate::code_object::isa_name(&object) {
             Ok(source) => source,
-            Err(e) => return Warmed::NotCandidate(format!("ISA not identified: {e}")),
+            Err(e) => {
+                return (
+                    Warmed::NotCandidate(format!("ISA not identified: {e}")),
+                    None,
+                )
+            }
         };
         let agent = AgentTarget {
             gfx: "gfx1250",
             revision: Some(0),
         };
         let Some(decision) = policy::decide(agent, &source, policy::A0_TARGET_ISA, false) else {
-            return Warmed::NotCandidate(format!("{source}: not rewritten for gfx1250 A0"));
+            let why = format!("{source}: not rewritten for gfx1250 A0");
+            return (Warmed::NotCandidate(why), None);
         };
         let request = Request {
             source_isa: &decision.source,
@@ -139,16 +156,20 @@ impl Pretranslator {
                     called.set(true);
                     rewriter::retarget_with(self.backend.as_ref(), &object, &request)
                 });
-        let answer = match result {
-            Ok(Retargeted::Changed(new)) => Answer::Rewritten(new.bytes().len()),
-            Ok(Retargeted::Unchanged) => Answer::Unchanged,
-            Err(RetargetError::Refused(why)) => Answer::Refused(why),
-            Err(RetargetError::Unsupported) => Answer::Unsupported,
-            Err(e) => return Warmed::Failed(e.to_string()),
+        let (answer, output) = match result {
+            Ok(Retargeted::Changed(new)) => (
+                Answer::Rewritten(new.bytes().len()),
+                Some(new.bytes().to_vec()),
+            ),
+            Ok(Retargeted::Unchanged) => (Answer::Unchanged, None),
+            Err(RetargetError::Refused(why)) => (Answer::Refused(why), None),
+            Err(RetargetError::Unsupported) => (Answer::Unsupported, None),
+            Err(e) => return (Warmed::Failed(e.to_string()), None),
         };
-        Warmed::Answered {
+        let warmed = Warmed::Answered {
             answer,
             already: !called.get(),
-        }
+        };
+        (warmed, output)
     }
 }
