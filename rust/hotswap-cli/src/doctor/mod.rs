@@ -473,6 +473,7 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
                 cli_api::HSA_HOTSWAP_CACHE_DIR,
                 cli_api::HSA_HOTSWAP_CACHE_MAX,
                 cli_api::HSA_HOTSWAP_CACHE_LOCK_TIMEOUT,
+                cli_api::HSA_HOTSWAP_CACHE_STORE,
             ],
         ),
         disabled,
