@@ -30,7 +30,7 @@ pub const MAGIC: &[u8; 8] = b"HSWPARC\0";
 /// The archive layout version.
 pub const VERSION: u32 = 1;
 /// More members than this is not an archive this build wrote.
-pub const MAX_MEMBERS: u32 = 1 << 24;
+const MAX_MEMBERS: u32 = 1 << 24;
 
 /// One entry in an archive.
 #[derive(Clone, Debug, PartialEq, Eq)]
