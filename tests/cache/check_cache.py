@@ -31,7 +31,8 @@ HSA_HOTSWAP_CACHE_DIR set for the children):
   portable    two installations of the same build (the tool library and the
               rewriter copied to two prefixes: other paths, inodes and
               times) share entries: the second makes no rewriter call and
-              loads identical bytes; a tool or a rewriter whose build-id
+              loads identical bytes, also when `hotswap cache warm` with the
+              first one's library and rewriter filled the cache; a tool or a rewriter whose build-id
               differs (a copy with one byte of its build-id note changed)
               misses; entries of the older format are removed (standin only:
               the capi child links the library, it does not dlopen it);
@@ -357,7 +358,7 @@ def install(src, prefix, name, rebuilt=False):
     return dst
 
 
-def portable(child, scratch, _cli):
+def portable(child, scratch, cli):
     if child.kind != "standin":
         print("SKIP: the capi child links the tool library; the stand-in dlopens HSA_TOOLS_LIB")
         sys.exit(SKIP)
@@ -394,6 +395,16 @@ def portable(child, scratch, _cli):
     check(len(entries(d)) == 3, f"one entry per tool and rewriter build (got {len(entries(d))})")
     again = child.run(d, env=prefix("prefix-c"))
     check(again["calls"] == 0 and again["bytes"] == first["bytes"], "a third installation of the first build hits")
+    if cli:
+        # Warm with installation A's tool and rewriter; load with B's.
+        w = fresh(scratch, "portable-warmed")
+        obj = os.path.join(os.environ["STANDIN_CODE_OBJECTS"], "gfx1250.co")
+        env = dict(os.environ, HSA_HOTSWAP_CACHE="on", HSA_HOTSWAP_CACHE_DIR=w)
+        subprocess.run([cli, "cache", "warm", "--tool", a["HSA_TOOLS_LIB"], "--backend",
+                        a["HSA_HOTSWAP_REWRITER"], obj], env=env, check=True, capture_output=True)
+        loaded = child.run(w, env=b)
+        check(loaded["calls"] == 0 and loaded["bytes"] == first["bytes"],
+              f"warmed with installation A, loaded with B: a hit, identical bytes (calls {loaded['calls']})")
 
 
 def warmed(child, scratch, cli):
