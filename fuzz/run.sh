@@ -19,7 +19,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-targets=(elf_header elf_notes metadata container gfx1250 rewrite isa_names tools_lib capi tool cache_entry growth)
+targets=(elf_header elf_notes metadata container gfx1250 rewrite isa_names tools_lib capi tool cache_entry cache_archive growth)
 cargo=${CARGO:-cargo}
 rustc=${RUSTC:-$(dirname "$(command -v "$cargo")")/rustc}
 [[ -x "$rustc" ]] || rustc=rustc

@@ -10,6 +10,8 @@ extract; a missing directory is skipped). Writes OUT/<target>/:
 - elf_header, elf_notes: every object;
 - cache_entry: every object (its first byte, 0x7f, selects the mode that
   builds an entry around the rest);
+- cache_archive: every object (its first byte, 0x7f, selects the mode that
+  builds an archive of entries around the rest);
 - metadata: every object, and the MessagePack document of each object's
   AMDGPU metadata note (NT_AMDGPU_METADATA, owner "AMDGPU");
 - gfx1250: every gfx12.5 object (EF_AMDGPU_MACH of the gfx125x family; the
@@ -42,7 +44,7 @@ import sys
 import tempfile
 import zlib
 
-RAW_TARGETS = ("elf_header", "elf_notes", "metadata", "cache_entry")
+RAW_TARGETS = ("elf_header", "elf_notes", "metadata", "cache_entry", "cache_archive")
 # EF_AMDGPU_MACH values of the gfx12.5 family (gfx1250, gfx1251, gfx12-5-generic,
 # and ROCm's gfx1250-strict), as rust/hotswap-code-object/src/mach.rs lists them.
 GFX125_MACH = (0x49, 0x5a, 0x5b, 0xeb)

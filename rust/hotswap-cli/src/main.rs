@@ -7,8 +7,8 @@
 //!   or of every gfx1250 entry of an uncompressed bundle ([`rewrite`]);
 //! - `hotswap doctor`: what would happen if an application started now
 //!   ([`doctor`]);
-//! - `hotswap cache path|stats|list|clear`: the persistent rewrite cache
-//!   ([`cache`]);
+//! - `hotswap cache path|stats|list|clear|warm`: the persistent rewrite
+//!   cache ([`cache`]), filled ahead of time by `warm` ([`warm`]);
 //! - `hotswap man-page [OUT]` (hidden): the manual page `hotswap(1)`, rendered
 //!   from these definitions; the build installs it ([`man`]).
 //!
@@ -25,6 +25,7 @@ mod progress;
 mod rewrite;
 #[cfg(test)]
 mod tests;
+mod warm;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -110,6 +111,14 @@ enum Command {
         /// behaviour); by default clauses are kept.
         #[arg(long)]
         replace_clauses: bool,
+        /// Go through the tool's rewrite cache, with the backend the tool
+        /// would pick (or --backend): the answer a load would get, stored
+        /// under its key (a bare code object; no site report).
+        #[arg(long, conflicts_with_all = ["allow_partial", "replace_clauses"])]
+        cache: bool,
+        /// With --cache: the rewriter, as HSA_HOTSWAP_REWRITER names it.
+        #[arg(long, value_name = "BACKEND", requires = "cache")]
+        backend: Option<String>,
     },
     /// What would happen if an application started now: HSA_TOOLS_LIB as ROCr
     /// parses it, which ROCr, COMGR and tool libraries the loader finds, ROCr's
@@ -122,15 +131,40 @@ enum Command {
         json: bool,
     },
     /// The persistent rewrite cache: where it is (path), its size and entry
-    /// counts (stats), its entries (list), or remove them (clear).
+    /// counts and its read-only store's (stats), its entries (list), remove
+    /// them (clear), fill it ahead of time with every gfx1250 code object
+    /// under PATH... (warm), or move its entries as one archive (export
+    /// ARCHIVE, import ARCHIVE).
     #[command(after_help = AFTER_HELP)]
     Cache {
-        /// path, stats, list or clear.
+        /// path, stats, list, clear, warm, export or import.
         #[arg(value_enum)]
         action: cache::Action,
+        /// warm: files and directories (recursively) holding code objects;
+        /// export, import: the archive.
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
         /// Print one JSON document instead of the human output.
         #[arg(long)]
         json: bool,
+        /// warm: the rewriter, as HSA_HOTSWAP_REWRITER names it (native, or a
+        /// library's absolute path); default: the one the tool would pick.
+        #[arg(long, value_name = "BACKEND")]
+        backend: Option<String>,
+        /// warm: the tool library whose loads will use the entries; default:
+        /// the one HSA_TOOLS_LIB names by path, else the one installed with
+        /// this command.
+        #[arg(long, value_name = "LIB")]
+        tool: Option<PathBuf>,
+        /// warm, import: write into the store DIR instead of the cache.
+        #[arg(long, value_name = "DIR")]
+        into: Option<PathBuf>,
+        /// export: read the store DIR instead of the cache.
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+        /// warm: worker threads (default: one per core).
+        #[arg(long, value_name = "N")]
+        jobs: Option<usize>,
     },
     /// Write the manual page hotswap(1) (roff) to OUT, or to standard output.
     /// Run by the build, which installs the page; hidden from --help and the page.
@@ -163,6 +197,28 @@ fn main() -> ExitCode {
             json,
             allow_partial,
             replace_clauses,
+            cache: true,
+            backend,
+        } => {
+            let (outcome, status) = warm::rewrite_cached(&input, &output, backend.as_deref());
+            let printed = if json {
+                print_json(&outcome)
+            } else {
+                warm::print_cached(&outcome)
+            };
+            if let Err(e) = printed {
+                eprintln!("hotswap: cannot write the summary: {e}");
+            }
+            let _ = (allow_partial, replace_clauses);
+            status
+        }
+        Command::Rewrite {
+            input,
+            output,
+            json,
+            allow_partial,
+            replace_clauses,
+            ..
         } => rewrite::run(
             &input,
             &output,
@@ -170,7 +226,27 @@ fn main() -> ExitCode {
             rewrite::options(allow_partial, replace_clauses),
         ),
         Command::Doctor { json } => doctor::run(json),
-        Command::Cache { action, json } => cache::run(action, json),
+        Command::Cache {
+            action,
+            paths,
+            json,
+            backend,
+            tool,
+            into,
+            from,
+            jobs,
+        } => cache::run(
+            action,
+            json,
+            &paths,
+            &warm::Options {
+                backend: backend.as_deref(),
+                tool: tool.as_deref(),
+                into: into.as_deref(),
+                from: from.as_deref(),
+                jobs,
+            },
+        ),
         Command::ManPage { output } => man::run(Cli::command(), output.as_deref()),
     };
     ExitCode::from(status)

@@ -390,7 +390,8 @@ mod tests {
         );
         assert!(
             text.contains(
-                "hotswap rewrite -o|--output OUT [--json] [--allow-partial] [--replace-clauses] IN"
+                "hotswap rewrite -o|--output OUT [--json] [--allow-partial] [--replace-clauses] \
+                 [--cache] [--backend BACKEND] IN"
             ),
             "{text}"
         );

@@ -119,15 +119,36 @@ fn rewrite_flags() {
             json,
             allow_partial,
             replace_clauses,
+            cache,
+            backend,
         } => {
             assert_eq!(
                 (input, output),
                 (PathBuf::from("in.co"), PathBuf::from("out.co"))
             );
-            assert!(!json && !allow_partial && !replace_clauses);
+            assert!(!json && !allow_partial && !replace_clauses && !cache && backend.is_none());
         }
         other => panic!("{other:?}"),
     }
+    // --cache goes alone: the native options are the tool's, not the command's.
+    match parse(&[
+        "rewrite",
+        "in.co",
+        "-o",
+        "o",
+        "--cache",
+        "--backend",
+        "native",
+    ])
+    .unwrap()
+    {
+        Command::Rewrite { cache, backend, .. } => {
+            assert!(cache && backend.as_deref() == Some("native"))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(parse(&["rewrite", "in.co", "-o", "o", "--cache", "--allow-partial"]).is_err());
+    assert!(parse(&["rewrite", "in.co", "-o", "o", "--backend", "native"]).is_err());
     match parse(&[
         "rewrite",
         "--output",

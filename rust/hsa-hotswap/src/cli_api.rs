@@ -22,6 +22,9 @@
 //!   translator at a given path ([`probe_rocjitsu`], [`ROCJITSU_SONAME`]);
 //! - the persistent rewrite cache: [`CacheSettings`] (where it is and its
 //!   bounds), [`CacheStore`] (list, totals, clear), [`process_is_secure`];
+//!   pretranslation through the tool's own cache code and key
+//!   ([`Pretranslator`], with the installed library's identity adopted by
+//!   [`adopt_tool_identity`]);
 //! - a code object's ISA name: [`isa_name`].
 //!
 //! Adding an item here is a decision about the crate's surface: prefer a
@@ -34,14 +37,17 @@ pub use crate::coexist::{HookGate, HSA_HOTSWAP_ENABLE, ROCR_HOOK_LIBRARY};
 pub use crate::config::{
     is_true, Config, LoadConfig, AMD_COMGR_HOTSWAP_ENTRY_TRAMPOLINES, HSA_HOTSWAP_CACHE,
     HSA_HOTSWAP_CACHE_DIR, HSA_HOTSWAP_CACHE_LOCK_TIMEOUT, HSA_HOTSWAP_CACHE_MAX,
-    HSA_HOTSWAP_DISABLE, HSA_HOTSWAP_LOG, HSA_HOTSWAP_LOG_LEVEL, HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL,
-    HSA_HOTSWAP_REWRITER, HSA_HOTSWAP_TOOL_ENABLE, HSA_HOTSWAP_VERBOSE,
+    HSA_HOTSWAP_CACHE_STORE, HSA_HOTSWAP_DISABLE, HSA_HOTSWAP_LOG, HSA_HOTSWAP_LOG_LEVEL,
+    HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL, HSA_HOTSWAP_REWRITER, HSA_HOTSWAP_TOOL_ENABLE,
+    HSA_HOTSWAP_VERBOSE,
 };
 pub use crate::policy::{has_candidate, AgentTarget};
+pub use crate::pretranslate::{Answer as WarmAnswer, Pretranslator, Warmed};
 pub use crate::rewrite_cache::entry::Kind as CacheEntryKind;
+pub use crate::rewrite_cache::key::adopt_tool_identity;
 pub use crate::rewrite_cache::{
-    process_is_secure, Listed as CacheEntry, Settings as CacheSettings, Store as CacheStore,
-    Totals as CacheTotals,
+    process_is_secure, store_dir as cache_store_dir, Listed as CacheEntry,
+    Settings as CacheSettings, Store as CacheStore, Totals as CacheTotals,
 };
 pub use crate::rewriter::rocjitsu::SONAME as ROCJITSU_SONAME;
 pub use crate::rewriter::{BackendKind, Candidate};

@@ -54,6 +54,9 @@ pub const HSA_HOTSWAP_CACHE: &str = "HSA_HOTSWAP_CACHE";
 /// The rewrite cache's directory (absolute), before `$XDG_CACHE_HOME/hotswap`
 /// and `$HOME/.cache/hotswap`.
 pub const HSA_HOTSWAP_CACHE_DIR: &str = "HSA_HOTSWAP_CACHE_DIR";
+/// The read-only store of pretranslated entries, consulted after the cache
+/// (absolute directory; `off`: none; unset: `<prefix>/share/hotswap/store`).
+pub const HSA_HOTSWAP_CACHE_STORE: &str = "HSA_HOTSWAP_CACHE_STORE";
 /// The rewrite cache's size bound: bytes, or a number with `K`, `M`, `G` or
 /// `T` (powers of 1024).
 pub const HSA_HOTSWAP_CACHE_MAX: &str = "HSA_HOTSWAP_CACHE_MAX";
@@ -154,6 +157,8 @@ pub struct Config {
     pub cache_off: bool,
     /// `HSA_HOTSWAP_CACHE_DIR`, raw; empty counts as unset.
     pub cache_dir: Option<String>,
+    /// `HSA_HOTSWAP_CACHE_STORE`, raw; empty counts as unset.
+    pub cache_store: Option<String>,
     /// `HSA_HOTSWAP_CACHE_MAX`, raw (validated by the cache).
     pub cache_max: Option<String>,
     /// `HSA_HOTSWAP_CACHE_LOCK_TIMEOUT`, raw (validated by the cache).
@@ -198,6 +203,7 @@ impl Config {
             cache_off: lookup(HSA_HOTSWAP_CACHE)
                 .is_some_and(|v| !v.trim().is_empty() && !is_true(Some(&v))),
             cache_dir: non_empty(HSA_HOTSWAP_CACHE_DIR),
+            cache_store: non_empty(HSA_HOTSWAP_CACHE_STORE),
             cache_max: non_empty(HSA_HOTSWAP_CACHE_MAX),
             cache_lock_timeout: non_empty(HSA_HOTSWAP_CACHE_LOCK_TIMEOUT),
             xdg_cache_home: non_empty(XDG_CACHE_HOME),

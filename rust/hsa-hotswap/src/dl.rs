@@ -138,6 +138,73 @@ pub fn object_of(address: usize) -> Option<String> {
     )
 }
 
+/// The largest note segment [`note_segments_of`] copies (a build-id note is
+/// 36 bytes; anything past this bound is not read).
+const MAX_NOTE_SEGMENT: usize = 64 << 10;
+
+/// Copies of the `PT_NOTE` segments, as mapped in memory, of the loaded object
+/// that contains `address` (each at most [`MAX_NOTE_SEGMENT`] bytes); `None`
+/// when no loaded object contains it. Reads the loader's program headers, not
+/// the file.
+pub fn note_segments_of(address: usize) -> Option<Vec<Vec<u8>>> {
+    struct Search {
+        address: usize,
+        found: Option<Vec<Vec<u8>>>,
+    }
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        data: *mut c_void,
+    ) -> c_int {
+        crate::boundary::ffi_boundary("dl_iterate_phdr callback", 1, || {
+            // SAFETY: glibc passes a valid info for the duration of the call;
+            // `data` is the Search below, alive during dl_iterate_phdr.
+            let (info, search) = unsafe { (&*info, &mut *data.cast::<Search>()) };
+            if info.dlpi_phdr.is_null() {
+                return 0;
+            }
+            // SAFETY: the loader's program headers of this object, dlpi_phnum of them.
+            let headers =
+                unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
+            let base = info.dlpi_addr as usize;
+            let contains = headers.iter().any(|h| {
+                let start = base.wrapping_add(h.p_vaddr as usize);
+                h.p_type == libc::PT_LOAD
+                    && search.address >= start
+                    && search.address - start < h.p_memsz as usize
+            });
+            if !contains {
+                return 0;
+            }
+            let notes = headers
+                .iter()
+                .filter(|h| h.p_type == libc::PT_NOTE)
+                .map(|h| {
+                    let len = (h.p_memsz as usize).min(MAX_NOTE_SEGMENT);
+                    let start = base.wrapping_add(h.p_vaddr as usize) as *const u8;
+                    // SAFETY: a PT_NOTE segment lies inside a loaded PT_LOAD
+                    // segment of this object (mapped readable while the object
+                    // is loaded, which it is during this call); `len` is at
+                    // most its memory size.
+                    unsafe { std::slice::from_raw_parts(start, len) }.to_vec()
+                })
+                .collect();
+            search.found = Some(notes);
+            1
+        })
+    }
+    if address == 0 {
+        return None;
+    }
+    let mut search = Search {
+        address,
+        found: None,
+    };
+    // SAFETY: the callback matches the C signature and `data` outlives the call.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&mut search as *mut Search).cast()) };
+    search.found
+}
+
 /// The file name of a path (the part after the last `/`).
 pub fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)

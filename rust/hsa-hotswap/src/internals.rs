@@ -62,6 +62,11 @@ pub mod rewrite_cache {
     pub mod entry {
         pub use crate::rewrite_cache::entry::{encode, parse, Header88, Invalid, Kind, HEADER_LEN};
     }
+
+    /// The export/import archive.
+    pub mod archive {
+        pub use crate::rewrite_cache::archive::{parse, Member, Refused, Writer};
+    }
 }
 
 /// The rewriter interface, and the override that puts a fuzzed backend in

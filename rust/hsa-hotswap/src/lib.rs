@@ -72,6 +72,7 @@ mod hsa;
 pub mod internals;
 mod logging;
 mod policy;
+mod pretranslate;
 mod readers;
 mod retained;
 mod retarget;

@@ -706,10 +706,11 @@ impl Session {
         decision: &policy::Decision,
     ) -> Option<Outcome> {
         let bytes = object.bytes();
-        let result = retained::rewrite_once(bytes, decision, || {
+        let result = retained::rewrite_once(bytes, decision, |digest| {
             fault::point("load.rewrite");
             let flags = rewriter::RewriteFlags::default();
-            crate::retarget::retarget_object(object, &decision.source, &decision.target, flags)
+            let (source, target) = (&decision.source, &decision.target);
+            crate::retarget::retarget_object(object, Some(digest), source, target, flags)
         });
         let pair = Pair(decision);
         match result {

@@ -475,6 +475,7 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
                 cli_api::HSA_HOTSWAP_CACHE_DIR,
                 cli_api::HSA_HOTSWAP_CACHE_MAX,
                 cli_api::HSA_HOTSWAP_CACHE_LOCK_TIMEOUT,
+                cli_api::HSA_HOTSWAP_CACHE_STORE,
             ],
         ),
         disabled,
@@ -658,7 +659,7 @@ fn rocjitsu_next_to(rocr: &str) -> Option<Result<String, String>> {
 }
 
 /// `libhsa-hotswap.so` in a `lib` directory next to this command's `bin`.
-fn installed_with_cli() -> Option<String> {
+pub(crate) fn installed_with_cli() -> Option<String> {
     let exe = std::env::current_exe().ok()?;
     let prefix = exe.parent()?.parent()?;
     let mut dirs = vec![prefix.join("lib"), prefix.join("lib64")];

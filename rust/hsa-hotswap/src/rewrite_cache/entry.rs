@@ -1,12 +1,13 @@
 //! The on-disk form of one cache entry (no I/O, no FFI; fuzzed by
 //! `fuzz/fuzz_targets/cache_entry.rs`).
 //!
-//! Layout (little endian), version 1:
+//! Layout (little endian), version 2 (version 1 had the same layout, with
+//! keys that named the tool and backends by path; its entries are ignored):
 //!
 //! | offset | size | field |
 //! | --- | --- | --- |
 //! | 0 | 8 | magic `HSWPREW\0` |
-//! | 8 | 4 | format version (1) |
+//! | 8 | 4 | format version (2) |
 //! | 12 | 4 | outcome: 1 rewritten, 2 unchanged, 3 refused, 4 unsupported pair |
 //! | 16 | 32 | the key (SHA-256 of what the entry answers, [`super::key`]) |
 //! | 48 | 8 | input size |
@@ -31,7 +32,7 @@ use twox_hash::XxHash3_128;
 /// The file's first 8 bytes.
 pub const MAGIC: &[u8; 8] = b"HSWPREW\0";
 /// The format version this build reads and writes.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Size of the fixed header.
 pub const HEADER_LEN: usize = 88;
 /// The longest refusal reason kept (longer ones are cut at a char boundary).

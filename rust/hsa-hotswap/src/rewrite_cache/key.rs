@@ -1,56 +1,122 @@
 //! The key of a cache entry: SHA-256 over everything that decides a rewrite's
-//! outcome, so an entry answers exactly one question.
+//! outcome, so an entry answers exactly one question, and over nothing that
+//! depends on where a file happens to live, so the same build of the tool and
+//! of the backend compute the same key on every machine.
 //!
 //! Hashed, each field length-prefixed: a domain string with the entry format
-//! version; the tool's version and build (the file this code was loaded from,
-//! by path, size, modification time, inode and device, so a rebuilt tool never
-//! reads its predecessor's entries, whose native rewriter may differ); the
-//! backend's identity ([`crate::rewriter::Backend::cache_identity`]: the native
-//! rewriter's options, or a library's description and file); the source and
-//! target ISA names; the COMGR flag word; the input's size and bytes.
+//! version; the tool's version and build ([`tool_identity`]: the GNU build-id
+//! note of the object this code was loaded from, or its content's SHA-256
+//! where it has none, so a rebuilt tool never reads its predecessor's entries,
+//! whose native rewriter may differ); the backend's identity
+//! ([`crate::rewriter::Backend::cache_identity`]: the native rewriter's
+//! version and options, or a library's ABI and build-id); the source and
+//! target ISA names; the COMGR flag word; the input's size and SHA-256
+//! ([`InputDigest`]).
+//!
+//! The input is hashed once per load: the in-process memo
+//! ([`crate::retained`]) keys its entries by the same [`InputDigest`] and
+//! hands it to the persistent cache.
 //!
 //! SHA-256 (crate `sha2`, which uses the CPU's SHA extensions when present):
 //! the key outlives the process, so it must resist collisions, not only
 //! accidents. Its throughput on the build machine is printed by the cache
 //! benchmark.
 
-use crate::rewriter::identity::file_identity;
 use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
+use crate::rewriter::identity::{file_build_identity, loaded_build_identity};
 use crate::rewriter::Request;
 
-const DOMAIN: &[u8] = b"hotswap rewrite cache key, entry format 1";
+const DOMAIN: &[u8] = b"hotswap rewrite cache key, entry format 2";
+
+/// The SHA-256 and size of a code object: computed once per load and shared by
+/// the in-process memo and the persistent cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct InputDigest {
+    /// SHA-256 of the bytes.
+    pub sha256: [u8; 32],
+    /// Their number.
+    pub len: u64,
+}
+
+impl InputDigest {
+    /// Hashes `bytes` (the one pass over a code object's bytes on a load).
+    pub fn of(bytes: &[u8]) -> InputDigest {
+        InputDigest {
+            sha256: Sha256::digest(bytes).into(),
+            len: bytes.len() as u64,
+        }
+    }
+}
 
 fn field(hasher: &mut Sha256, bytes: &[u8]) {
     hasher.update((bytes.len() as u64).to_le_bytes());
     hasher.update(bytes);
 }
 
-/// The tool's version and the identity of the file its code was loaded from.
-pub fn tool_identity() -> &'static str {
-    static TOOL: OnceLock<String> = OnceLock::new();
-    TOOL.get_or_init(|| {
-        let version = crate::version::VERSION_CSTR.to_string_lossy();
-        let this = tool_identity as fn() -> &'static str as usize;
-        let file = crate::dl::object_of(this)
-            .and_then(|path| file_identity(&path))
-            .unwrap_or_else(|| "unknown build".to_owned());
-        format!("{version}\0{file}")
-    })
+static TOOL: OnceLock<Option<String>> = OnceLock::new();
+
+fn versioned(build: &str) -> String {
+    format!(
+        "{}\0{build}",
+        crate::version::VERSION_CSTR.to_string_lossy()
+    )
 }
 
-/// The key of rewriting `code_object` for `request` with the backend named
-/// `identity`.
-pub fn of(identity: &str, request: &Request<'_>, code_object: &[u8]) -> [u8; 32] {
+/// The tool's version and build identity (computed once per process from the
+/// loaded object's notes); `None` when the object holding this code cannot be
+/// identified, and then nothing is cached.
+pub fn tool_identity() -> Option<&'static str> {
+    TOOL.get_or_init(|| {
+        let this = tool_identity as fn() -> Option<&'static str> as usize;
+        loaded_build_identity(this).map(|build| versioned(&build))
+    })
+    .as_deref()
+}
+
+/// Makes this process compute keys as the tool library at `path` does (the
+/// command line, which links the tool's code statically, fills the cache for
+/// the installed library): its version (this build's, which the caller has
+/// checked it matches) and the file's build identity. Must come before any
+/// key is computed; returns the identity, or why it cannot be adopted.
+pub fn adopt_tool_identity(path: &str) -> Result<String, String> {
+    let build = file_build_identity(path).ok_or_else(|| format!("cannot read {path}"))?;
+    let identity = versioned(&build);
+    TOOL.set(Some(identity.clone()))
+        .map_err(|_| "keys were computed before the tool library was named".to_owned())?;
+    Ok(identity)
+}
+
+/// The key of rewriting the input `digest` names for `request` with the
+/// backend named `identity`, by the tool named `tool`.
+pub fn of_digest(
+    tool: &str,
+    identity: &str,
+    request: &Request<'_>,
+    digest: &InputDigest,
+) -> [u8; 32] {
     let mut hasher = Sha256::new();
     field(&mut hasher, DOMAIN);
-    field(&mut hasher, tool_identity().as_bytes());
+    field(&mut hasher, tool.as_bytes());
     field(&mut hasher, identity.as_bytes());
     field(&mut hasher, request.source_isa.as_bytes());
     field(&mut hasher, request.target_isa.as_bytes());
     hasher.update(request.flags.bits().to_le_bytes());
-    field(&mut hasher, code_object);
+    hasher.update(digest.len.to_le_bytes());
+    hasher.update(digest.sha256);
     hasher.finalize().into()
+}
+
+/// The key of rewriting `code_object` for `request` with the backend named
+/// `identity` by this tool (`None` when the tool cannot be identified).
+#[cfg(test)]
+pub fn of(identity: &str, request: &Request<'_>, code_object: &[u8]) -> Option<[u8; 32]> {
+    Some(of_digest(
+        tool_identity()?,
+        identity,
+        request,
+        &InputDigest::of(code_object),
+    ))
 }

@@ -4,13 +4,26 @@
 //!
 //! What is cached: "rewritten" (the new bytes), "unchanged" and "refused" /
 //! "unsupported pair" answers, per [`key`] (the input's SHA-256 with the
-//! backend's identity, the ISA pair, the COMGR flags and the tool's build).
+//! backend's build identity, the ISA pair, the COMGR flags and the tool's
+//! version and build-id: nothing that depends on paths, so machines that run
+//! the same builds share entries). Entries of an older format (`rewrites/v1`)
+//! are removed when the cache is opened.
 //! Failures that may not repeat (an error, out of memory) are never cached.
 //! Backends that cannot name themselves persistently (test doubles) are never
 //! cached.
 //!
+//! Read-only store ([`Store::open_read_only`], [`store_dir`]): a directory laid
+//! out like the cache (`HSA_HOTSWAP_CACHE_STORE`, else
+//! `<prefix>/share/hotswap/store` next to the tool library) that loads consult
+//! after the cache and never write, touch or clean; filled by `hotswap cache
+//! warm --into` or `import --into` ([`Store::open_store_for_writing`]). Its
+//! directories must be real, owned by root or the user and writable by
+//! neither group nor others, else one warning and no store; each entry is
+//! checked as a cache entry is, and a bad one is ignored in place. Entries
+//! move between caches and stores as one archive ([`archive`]).
+//!
 //! Where: `HSA_HOTSWAP_CACHE_DIR`, else `$XDG_CACHE_HOME/hotswap`, else
-//! `$HOME/.cache/hotswap`; entries live in `<dir>/rewrites/v1` (the test
+//! `$HOME/.cache/hotswap`; entries live in `<dir>/rewrites/v2` (the test
 //! suite's downloads use `<dir>/wheels`). `HSA_HOTSWAP_CACHE=off` turns it
 //! off; `HSA_HOTSWAP_CACHE_MAX` bounds its size (default [`DEFAULT_MAX`]),
 //! least recently used entries go first.
@@ -33,6 +46,7 @@
 //! first rewrites and writes the entry, the others find it. Past the bound a
 //! process rewrites without waiting any longer.
 
+pub mod archive;
 pub mod entry;
 pub mod key;
 mod sys;
@@ -45,7 +59,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{
     Config, HSA_HOTSWAP_CACHE, HSA_HOTSWAP_CACHE_DIR, HSA_HOTSWAP_CACHE_LOCK_TIMEOUT,
-    HSA_HOTSWAP_CACHE_MAX,
+    HSA_HOTSWAP_CACHE_MAX, HSA_HOTSWAP_CACHE_STORE,
 };
 use crate::rewriter::{Backend, Request, RetargetError, Retargeted, Rewritten};
 use entry::{Header88, Invalid, Kind, HEADER_LEN};
@@ -55,7 +69,10 @@ pub const DEFAULT_MAX: u64 = 4 << 30;
 /// The default wait for another process rewriting the same object.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(300);
 /// Where the entries are, below the cache directory.
-pub const ENTRIES_SUBDIR: [&str; 2] = ["rewrites", "v1"];
+pub const ENTRIES_SUBDIR: [&str; 2] = ["rewrites", "v2"];
+/// Directories of older entry formats below `rewrites`, whose entries no key of
+/// this build can name: emptied and removed when the cache is opened.
+const OLD_FORMATS: [&str; 1] = ["v1"];
 const ENTRY_SUFFIX: &str = ".entry";
 const TEMP_PREFIX: &str = "tmp.";
 const LOCK_PREFIX: &str = "lock.";
@@ -159,8 +176,10 @@ impl Settings {
 /// What this process did with the cache (for tests and the log).
 #[derive(Debug)]
 pub struct Counters {
-    /// Answers taken from an entry.
+    /// Answers taken from an entry of the cache.
     pub hits: AtomicU64,
+    /// Answers taken from an entry of the read-only store.
+    pub store_hits: AtomicU64,
     /// Lookups that found no usable entry.
     pub misses: AtomicU64,
     /// Entries written.
@@ -174,6 +193,7 @@ pub struct Counters {
 /// This process's counters.
 pub static COUNTERS: Counters = Counters {
     hits: AtomicU64::new(0),
+    store_hits: AtomicU64::new(0),
     misses: AtomicU64::new(0),
     writes: AtomicU64::new(0),
     refused: AtomicU64::new(0),
@@ -185,8 +205,10 @@ impl Counters {
     pub fn summary(&self) -> String {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         format!(
-            "rewrite cache: hits {}, misses {}, entries written {}, entries refused {}, I/O errors {}",
+            "rewrite cache: hits {} (read-only store {}), misses {}, entries written {}, entries \
+             refused {}, I/O errors {}",
             get(&self.hits),
+            get(&self.store_hits),
             get(&self.misses),
             get(&self.writes),
             get(&self.refused),
@@ -206,11 +228,22 @@ pub struct Store {
     path: PathBuf,
     max_bytes: u64,
     lock_timeout: Duration,
+    /// A read-only store: never written, its refused entries never removed,
+    /// and files owned by root accepted as well as the user's.
+    read_only: bool,
+    /// A store written for every user: entries made `0644`.
+    shared: bool,
 }
 
 /// Checks that `dir` is a directory owned by the effective user and writable by
 /// neither group nor others.
 fn trusted(dir: &sys::Dir, path: &Path) -> Result<(), String> {
+    trusted_by(dir, path, false)
+}
+
+/// [`trusted`]; with `root_too`, a directory owned by root is trusted as well
+/// (a read-only store installed by the system).
+fn trusted_by(dir: &sys::Dir, path: &Path, root_too: bool) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     let meta = dir
         .file()
@@ -219,12 +252,13 @@ fn trusted(dir: &sys::Dir, path: &Path) -> Result<(), String> {
     if !meta.is_dir() {
         return Err(format!("{} is not a directory", path.display()));
     }
-    if meta.uid() != sys::euid() {
+    if meta.uid() != sys::euid() && !(root_too && meta.uid() == 0) {
         return Err(format!(
-            "{} is owned by uid {}, not by this user (uid {})",
+            "{} is owned by uid {}, not by this user (uid {}){}",
             path.display(),
             meta.uid(),
-            sys::euid()
+            sys::euid(),
+            if root_too { " nor by root" } else { "" }
         ));
     }
     if meta.mode() & 0o022 != 0 {
@@ -246,6 +280,35 @@ fn open_dir(path: &Path) -> Result<sys::Dir, String> {
             _ => format!("cannot open {}: {e}", path.display()),
         }
     })
+}
+
+/// Empties and removes the directories of older entry formats below
+/// `rewrites` (`parent`, at `path`): their entries can never be hit again.
+/// Only names this cache writes are removed; anything else keeps the
+/// directory (and is left alone).
+fn remove_old_formats(parent: &sys::Dir, path: &Path) {
+    for old in OLD_FORMATS {
+        if !parent.lstat(old).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        let Ok(dir) = parent.subdir(old, 0o700) else {
+            continue;
+        };
+        let mut removed = 0u64;
+        for name in dir.names().unwrap_or_default() {
+            let ours = name.ends_with(ENTRY_SUFFIX)
+                || name.starts_with(TEMP_PREFIX)
+                || name.starts_with(LOCK_PREFIX);
+            if ours && dir.unlink(&name).is_ok() && name.ends_with(ENTRY_SUFFIX) {
+                removed += 1;
+            }
+        }
+        let _ = parent.remove_dir(old);
+        log::info!(
+            "rewrite cache: removed {removed} entries of an older format from {}",
+            path.join(old).display()
+        );
+    }
 }
 
 /// A file name of `key`.
@@ -318,24 +381,48 @@ impl Store {
     /// Opens (creating `0700` what is missing) and vets the cache of
     /// `settings`; `Err` says why there is no cache.
     pub fn open(settings: &Settings) -> Result<Store, String> {
-        Self::open_with(settings, true)
+        Self::open_with(settings, true, false)
     }
 
     /// Opens and vets the cache of `settings` without creating anything (for
     /// diagnostics); `Err` says why it is not there or not usable.
     pub fn open_existing(settings: &Settings) -> Result<Store, String> {
-        Self::open_with(settings, false)
+        Self::open_with(settings, false, false)
     }
 
-    fn open_with(settings: &Settings, create: bool) -> Result<Store, String> {
-        use std::os::unix::fs::DirBuilderExt;
+    /// Opens (creating what is missing) the store directory `root` for
+    /// writing (`hotswap cache warm --into`, `hotswap cache import --into`):
+    /// vetted as a cache directory of this user, but its directories made
+    /// `0755` and its entries `0644` so that every user's loads can read it,
+    /// and never evicted.
+    pub fn open_store_for_writing(root: &Path) -> Result<Store, String> {
+        let settings = Settings {
+            dir: Ok(root.to_path_buf()),
+            max_bytes: u64::MAX,
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            warnings: Vec::new(),
+        };
+        Self::open_with(&settings, true, true)
+    }
+
+    fn open_with(settings: &Settings, create: bool, shared: bool) -> Result<Store, String> {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        let dir_mode = if shared { 0o755 } else { 0o700 };
+        let open_mode = |dir: &sys::Dir, path: &Path| -> Result<(), String> {
+            if shared {
+                dir.file()
+                    .set_permissions(std::fs::Permissions::from_mode(dir_mode))
+                    .map_err(|e| format!("cannot make {} readable by all: {e}", path.display()))?;
+            }
+            Ok(())
+        };
         let root = settings.dir.clone()?;
         if !create && std::fs::symlink_metadata(&root).is_err() {
             return Err(format!("{} does not exist yet", root.display()));
         }
         if let Err(e) = std::fs::DirBuilder::new()
             .recursive(true)
-            .mode(0o700)
+            .mode(dir_mode)
             .create(&root)
         {
             // A symbolic link or a file there is reported by open_dir below.
@@ -345,26 +432,81 @@ impl Store {
         }
         let mut dir = open_dir(&root)?;
         trusted(&dir, &root)?;
+        open_mode(&dir, &root)?;
         let mut path = root;
-        for sub in ENTRIES_SUBDIR {
+        for (depth, sub) in ENTRIES_SUBDIR.into_iter().enumerate() {
+            if create && depth + 1 == ENTRIES_SUBDIR.len() {
+                remove_old_formats(&dir, &path);
+            }
             path = path.join(sub);
             if !create && dir.lstat(sub).is_err() {
                 return Err(format!("{} does not exist yet", path.display()));
             }
-            dir = dir.subdir(sub, 0o700).map_err(|e| match e.raw_os_error() {
-                Some(libc::ELOOP) | Some(libc::ENOTDIR) => {
-                    format!("{} is not a directory (a symbolic link?)", path.display())
-                }
-                _ => format!("cannot open {}: {e}", path.display()),
-            })?;
+            dir = dir
+                .subdir(sub, dir_mode)
+                .map_err(|e| match e.raw_os_error() {
+                    Some(libc::ELOOP) | Some(libc::ENOTDIR) => {
+                        format!("{} is not a directory (a symbolic link?)", path.display())
+                    }
+                    _ => format!("cannot open {}: {e}", path.display()),
+                })?;
             trusted(&dir, &path)?;
+            open_mode(&dir, &path)?;
         }
         Ok(Store {
             dir,
             path,
             max_bytes: settings.max_bytes,
             lock_timeout: settings.lock_timeout,
+            read_only: false,
+            shared,
         })
+    }
+
+    /// Opens the read-only store at `root` (laid out as a cache directory:
+    /// `<root>/rewrites/v2`) without creating or changing anything. Each of
+    /// the three directories must be a real directory (no symbolic link is
+    /// followed), owned by root or by the effective user and writable by
+    /// neither group nor others; `Err` says why the store is not used.
+    pub fn open_read_only(root: &Path) -> Result<Store, String> {
+        if !root.is_absolute() {
+            return Err(format!("{} is not an absolute path", root.display()));
+        }
+        if std::fs::symlink_metadata(root).is_err() {
+            return Err(format!("{} does not exist", root.display()));
+        }
+        let mut dir = open_dir(root)?;
+        trusted_by(&dir, root, true)?;
+        let mut path = root.to_path_buf();
+        for sub in ENTRIES_SUBDIR {
+            path = path.join(sub);
+            match dir.lstat(sub) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(format!("{} is a symbolic link", path.display()))
+                }
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => return Err(format!("{} is not a directory", path.display())),
+                Err(_) => return Err(format!("{} does not exist", path.display())),
+            }
+            // The directory exists: subdir only opens it (O_NOFOLLOW).
+            dir = dir
+                .subdir(sub, 0o700)
+                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            trusted_by(&dir, &path, true)?;
+        }
+        Ok(Store {
+            dir,
+            path,
+            max_bytes: u64::MAX,
+            lock_timeout: Duration::ZERO,
+            read_only: true,
+            shared: true,
+        })
+    }
+
+    /// Whether this is a read-only store.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     /// The directory of the entries.
@@ -375,7 +517,8 @@ impl Store {
     /// The answer for `code_object` and `request` from the backend identified
     /// by `identity`: an entry's if there is a valid one, else `rewrite()`'s,
     /// which is then stored when it is an outcome (see the module
-    /// documentation). Never fails because of the cache.
+    /// documentation). Never fails because of the cache; rewrites without it
+    /// when the tool cannot be identified.
     pub fn through(
         &self,
         identity: &str,
@@ -383,15 +526,39 @@ impl Store {
         request: &Request<'_>,
         rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
     ) -> Result<Retargeted, RetargetError> {
-        let key = key::of(identity, request, code_object);
-        let name = entry_name(&key);
-        let input_size = code_object.len() as u64;
-        if let Some(hit) = self.lookup(&name, &key, input_size) {
-            return hit.into_result();
-        }
+        let Some(tool) = key::tool_identity() else {
+            return rewrite();
+        };
+        let digest = key::InputDigest::of(code_object);
+        self.through_digested(tool, identity, &digest, request, rewrite)
+    }
+
+    /// [`Store::through`] of the input `digest` names (hashed once by the
+    /// caller) by the tool `tool` ([`key::tool_identity`]).
+    pub fn through_digested(
+        &self,
+        tool: &str,
+        identity: &str,
+        digest: &key::InputDigest,
+        request: &Request<'_>,
+        rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
+    ) -> Result<Retargeted, RetargetError> {
+        through_layers(Some(self), None, tool, identity, digest, request, rewrite)
+    }
+
+    /// After a miss in this cache and in the read-only store: the rewrite,
+    /// serialised with other processes missing the same key, and stored.
+    fn fill(
+        &self,
+        key: &[u8; 32],
+        name: &str,
+        input_size: u64,
+        rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
+    ) -> Result<Retargeted, RetargetError> {
+        let key = *key;
         let lock = self.lock(&key);
         if lock.is_some() {
-            if let Some(hit) = self.lookup(&name, &key, input_size) {
+            if let Some(hit) = self.lookup(name, &key, input_size) {
                 return hit.into_result();
             }
         }
@@ -405,7 +572,7 @@ impl Store {
             Err(_) => None,
         };
         if let Some((kind, reason, output)) = stored {
-            match self.store(&name, kind, &key, input_size, reason, output) {
+            match self.store(name, kind, &key, input_size, reason, output) {
                 Ok(()) => {
                     count(&COUNTERS.writes);
                     log::debug!("rewrite cache: stored {}/{name}", self.path.display());
@@ -424,9 +591,17 @@ impl Store {
     }
 
     /// A valid entry's answer, or `None` (missing, refused and removed, or an
-    /// I/O error).
+    /// I/O error). A refused entry of a read-only store is left in place.
     fn lookup(&self, name: &str, key: &[u8; 32], input_size: u64) -> Option<Hit> {
         match self.read(name, key, input_size) {
+            Ok(hit) if self.read_only => {
+                count(&COUNTERS.store_hits);
+                log::debug!(
+                    "rewrite cache: hit in the read-only store {}/{name}",
+                    self.path.display()
+                );
+                Some(hit)
+            }
             Ok(hit) => {
                 count(&COUNTERS.hits);
                 log::debug!("rewrite cache: hit {}/{name}", self.path.display());
@@ -447,6 +622,9 @@ impl Store {
                     "rewrite cache: entry {}/{name} ignored: {why}; rewriting",
                     self.path.display()
                 );
+                if self.read_only {
+                    return None;
+                }
                 if self.dir.unlink(name).is_err() {
                     let _ = self.dir.remove_dir(name); // an empty directory planted there
                 }
@@ -469,11 +647,13 @@ impl Store {
         if !meta.is_file() {
             return Err(Miss::Refused("it is not a regular file".into()));
         }
-        if meta.uid() != sys::euid() || meta.mode() & 0o022 != 0 {
+        let owner_ok = meta.uid() == sys::euid() || (self.read_only && meta.uid() == 0);
+        if !owner_ok || meta.mode() & 0o022 != 0 {
             return Err(Miss::Refused(format!(
-                "owner uid {} mode {:04o} (must be this user's and not group/other-writable)",
+                "owner uid {} mode {:04o} (must be this user's{} and not group/other-writable)",
                 meta.uid(),
-                meta.mode() & 0o7777
+                meta.mode() & 0o7777,
+                if self.read_only { " or root's" } else { "" }
             )));
         }
         if meta.len() > self.max_bytes {
@@ -518,8 +698,11 @@ impl Store {
         let reason = header
             .verify(&reason, output.as_ref().map_or(&[][..], Rewritten::bytes))
             .map_err(|e| Miss::Refused(e.to_string()))?;
-        // Least recently used: the modification time is the last use.
-        let _ = file.set_modified(SystemTime::now());
+        // Least recently used: the modification time is the last use (a
+        // read-only store is never touched).
+        if !self.read_only {
+            let _ = file.set_modified(SystemTime::now());
+        }
         Ok(match (header.kind, output) {
             (Kind::Rewritten, Some(bytes)) => Hit::Rewritten(bytes),
             (Kind::Unchanged, _) => Hit::Unchanged,
@@ -537,7 +720,7 @@ impl Store {
             Ok(file) => file,
             Err(e) => {
                 count(&COUNTERS.errors);
-                log::info!("rewrite cache: cannot open lock {name} ({e}); rewriting without it");
+                self.lock_free(&e);
                 return None;
             }
         };
@@ -562,11 +745,49 @@ impl Store {
                 }
                 Err(e) => {
                     count(&COUNTERS.errors);
-                    log::info!("rewrite cache: cannot lock {name} ({e}); rewriting without it");
+                    self.lock_free(&e);
                     return None;
                 }
             }
         }
+    }
+
+    /// Logs, once per process, that locking failed here (a file system
+    /// without `flock`: NFS without a lock manager, some FUSE mounts) and that
+    /// the cache goes on without locks.
+    fn lock_free(&self, error: &io::Error) {
+        static LOGGED: std::sync::Once = std::sync::Once::new();
+        LOGGED.call_once(|| {
+            log::info!(
+                "rewrite cache: cannot lock in {} ({error}); going on without locks: processes \
+                 that miss the same object at once may each rewrite it, and the atomic rename \
+                 keeps one whole entry (logged once)",
+                self.path.display()
+            );
+        });
+    }
+
+    /// The file system of the entries (its name, or its magic number in hex)
+    /// and whether `flock` works there (probed on an existing lock file, else
+    /// on the directory: nothing is created).
+    pub fn filesystem(&self) -> (String, Result<(), String>) {
+        let name = match sys::fs_magic(self.dir.file()) {
+            Ok(magic) => fs_name(magic),
+            Err(e) => format!("unknown ({e})"),
+        };
+        let probe_file = self
+            .dir
+            .names()
+            .unwrap_or_default()
+            .into_iter()
+            .find(|n| n.starts_with(LOCK_PREFIX))
+            .and_then(|n| self.dir.open_read(&n).ok());
+        let flock = match &probe_file {
+            Some(f) => sys::probe_lock(f),
+            None => sys::probe_lock(self.dir.file()),
+        }
+        .map_err(|e| e.to_string());
+        (name, flock)
     }
 
     /// Writes one entry: a temporary file renamed into place. No fsync: an
@@ -598,6 +819,10 @@ impl Store {
         let written = (|| {
             fault_point("cache.create")?;
             let mut file = self.dir.create_new(&temp)?;
+            if self.shared {
+                use std::os::unix::fs::PermissionsExt;
+                file.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+            }
             fault_point("cache.write")?;
             file.write_all(&head)?;
             file.write_all(output)?;
@@ -707,6 +932,95 @@ impl Store {
         Ok(t)
     }
 
+    /// Writes every valid entry into an archive ([`archive`]) on `out`;
+    /// returns the entries and bytes written and the names of entries left
+    /// out because they do not pass the checks a load makes.
+    pub fn export(&self, out: impl Write) -> io::Result<(u64, u64, Vec<String>)> {
+        let mut kept: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut skipped = Vec::new();
+        for e in self.scan()? {
+            let bytes = match self.read_whole(&e.name) {
+                Ok(bytes) => bytes,
+                Err(why) => {
+                    skipped.push(format!("{}: {why}", e.name));
+                    continue;
+                }
+            };
+            match archive::check_entry(&e.name, &bytes) {
+                Ok(()) => kept.push((e.name, bytes)),
+                Err(why) => skipped.push(format!("{}: {why}", e.name)),
+            }
+        }
+        kept.sort();
+        let count = u32::try_from(kept.len()).map_err(io::Error::other)?;
+        let mut writer = archive::Writer::new(out, count)?;
+        let mut bytes = 0u64;
+        for (name, entry) in &kept {
+            writer.add(name, entry)?;
+            bytes += entry.len() as u64;
+        }
+        writer.finish()?.flush()?;
+        Ok((kept.len() as u64, bytes, skipped))
+    }
+
+    /// One entry file, whole, under the rules [`Store::read`] applies to the
+    /// file (no symbolic link, a regular file of the right owner and mode).
+    fn read_whole(&self, name: &str) -> Result<Vec<u8>, String> {
+        use std::os::unix::fs::MetadataExt;
+        let mut file = self.dir.open_read(name).map_err(|e| e.to_string())?;
+        let meta = file.metadata().map_err(|e| e.to_string())?;
+        let owner_ok = meta.uid() == sys::euid() || (self.read_only && meta.uid() == 0);
+        if !meta.is_file() || !owner_ok || meta.mode() & 0o022 != 0 {
+            return Err(
+                "not a regular file of this user (or root) that only its owner can write".into(),
+            );
+        }
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+        Ok(bytes)
+    }
+
+    /// Imports every entry of the archive `bytes` (verified whole first: one
+    /// bad member and nothing is written); returns the entries and bytes
+    /// written.
+    pub fn import(&self, bytes: &[u8]) -> Result<(u64, u64), String> {
+        if self.read_only {
+            return Err("a read-only store is not written".into());
+        }
+        let members = archive::parse(bytes).map_err(|e| format!("archive refused: {e}"))?;
+        let mut written = 0u64;
+        for m in &members {
+            self.put(m.name, m.entry)
+                .map_err(|e| format!("cannot write {}: {e}", m.name))?;
+            written += m.entry.len() as u64;
+        }
+        Ok((members.len() as u64, written))
+    }
+
+    /// Writes the verified entry `entry` as `name` (temporary file, rename).
+    fn put(&self, name: &str, entry: &[u8]) -> io::Result<()> {
+        static SERIAL: AtomicU64 = AtomicU64::new(0);
+        let temp = format!(
+            "{TEMP_PREFIX}{}.i{}.{}",
+            std::process::id(),
+            SERIAL.fetch_add(1, Ordering::Relaxed),
+            &name[..16.min(name.len())]
+        );
+        let written = (|| {
+            let mut file = self.dir.create_new(&temp)?;
+            if self.shared {
+                use std::os::unix::fs::PermissionsExt;
+                file.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+            }
+            file.write_all(entry)?;
+            self.dir.rename(&temp, name)
+        })();
+        if written.is_err() {
+            let _ = self.dir.unlink(&temp);
+        }
+        written
+    }
+
     /// Removes every entry and temporary file; returns how many entries and
     /// bytes were removed.
     pub fn clear(&self) -> io::Result<(u64, u64)> {
@@ -721,6 +1035,88 @@ impl Store {
         }
         Ok((n, bytes))
     }
+}
+
+/// The answer for the input `digest` names: the cache's entry, else the
+/// read-only store's, else `rewrite()`'s, stored in the cache (when there is
+/// one; the store is never written).
+fn through_layers(
+    cache: Option<&Store>,
+    store: Option<&Store>,
+    tool: &str,
+    identity: &str,
+    digest: &key::InputDigest,
+    request: &Request<'_>,
+    rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
+) -> Result<Retargeted, RetargetError> {
+    let key = key::of_digest(tool, identity, request, digest);
+    let name = entry_name(&key);
+    let input_size = digest.len;
+    for layer in [cache, store].into_iter().flatten() {
+        if let Some(hit) = layer.lookup(&name, &key, input_size) {
+            return hit.into_result();
+        }
+    }
+    match cache {
+        Some(cache) => cache.fill(&key, &name, input_size, rewrite),
+        None => {
+            count(&COUNTERS.misses);
+            rewrite()
+        }
+    }
+}
+
+/// The read-only store's directory for `config`: `HSA_HOTSWAP_CACHE_STORE`, else
+/// `share/hotswap/store` under the prefix the object at `installed` (the tool
+/// library, or the command) is installed in (`<prefix>/lib`, `<prefix>/lib64`,
+/// `<prefix>/lib/<multiarch>` or `<prefix>/bin`). `Err` says why there is none.
+pub fn store_dir(config: &Config, installed: Option<&Path>) -> Result<PathBuf, String> {
+    match config.cache_store.as_deref() {
+        Some(v) if !crate::config::is_true(Some(v)) => {
+            Err(format!("switched off ({HSA_HOTSWAP_CACHE_STORE}={v})"))
+        }
+        Some(v) if Path::new(v).is_absolute() => Ok(PathBuf::from(v)),
+        Some(v) => Err(format!(
+            "{HSA_HOTSWAP_CACHE_STORE}={v:?} is not an absolute path"
+        )),
+        None => {
+            let dir = installed
+                .and_then(Path::parent)
+                .ok_or("the install prefix is not known")?;
+            let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+            let prefix = match name(dir).as_deref() {
+                Some("lib" | "lib64" | "bin") => dir.parent(),
+                Some(n) if n.contains("-linux-") => dir.parent().and_then(Path::parent),
+                _ => None,
+            }
+            .ok_or_else(|| format!("{} is not in an install prefix", dir.display()))?;
+            Ok(prefix.join("share").join("hotswap").join("store"))
+        }
+    }
+}
+
+/// The name of a file system from its `statfs` magic number.
+pub fn fs_name(magic: i64) -> String {
+    let name = match magic as u32 {
+        0xEF53 => "ext2/3/4",
+        0x5846_5342 => "xfs",
+        0x9123_683E => "btrfs",
+        0x0102_1994 => "tmpfs",
+        0x6969 => "nfs",
+        0x6573_5546 => "fuse",
+        0x794C_7630 => "overlayfs",
+        0xFF53_4D42 => "cifs",
+        0xFE53_4D42 => "smb2",
+        0x0BD0_0BD0 => "lustre",
+        0x4750_4653 => "gpfs",
+        0x00C3_6400 => "ceph",
+        0x0102_1997 => "9p",
+        0x2FC1_2FC1 => "zfs",
+        0x4d44 => "vfat",
+        0x7371_7368 => "squashfs",
+        _ => return format!("{magic:#x}"),
+    };
+    name.to_owned()
 }
 
 /// Why a lookup gave nothing.
@@ -743,40 +1139,79 @@ fn fault_point(name: &str) -> io::Result<()> {
     Ok(())
 }
 
-/// The cache of this process: resolved from [`Config::process`] on first use
-/// (one warning if it is unusable for a reason other than being off).
-fn process_store() -> Option<&'static Store> {
+/// The layers of this process: its cache and its read-only store.
+#[derive(Debug, Default)]
+struct Layers {
+    cache: Option<Store>,
+    store: Option<Store>,
+}
+
+/// The cache and store of this process: resolved from [`Config::process`] on
+/// first use (one warning if either is unusable for a reason other than being
+/// off or absent).
+fn process_layers() -> &'static Layers {
     #[cfg(test)]
     {
         // Unit tests never touch a real cache.
-        None
+        static NONE: Layers = Layers {
+            cache: None,
+            store: None,
+        };
+        &NONE
     }
     #[cfg(not(test))]
     {
-        static STORE: std::sync::OnceLock<Option<Store>> = std::sync::OnceLock::new();
-        STORE
-            .get_or_init(|| {
-                let settings = Settings::from_config(Config::process(), sys::at_secure());
-                for w in &settings.warnings {
-                    log::warn!("rewrite cache: {w}");
+        static LAYERS: std::sync::OnceLock<Layers> = std::sync::OnceLock::new();
+        LAYERS.get_or_init(|| {
+            let config = Config::process();
+            let secure = sys::at_secure();
+            let settings = Settings::from_config(config, secure);
+            for w in &settings.warnings {
+                log::warn!("rewrite cache: {w}");
+            }
+            let off = config.cache_off || secure;
+            let cache = match Store::open(&settings) {
+                Ok(store) => {
+                    log::debug!("rewrite cache: {}", store.path.display());
+                    Some(store)
                 }
-                let off = Config::process().cache_off || sys::at_secure();
-                match Store::open(&settings) {
-                    Ok(store) => {
-                        log::debug!("rewrite cache: {}", store.path.display());
-                        Some(store)
-                    }
-                    Err(why) if off => {
-                        log::debug!("rewrite cache: {why}");
-                        None
-                    }
+                Err(why) if off => {
+                    log::debug!("rewrite cache: {why}");
+                    None
+                }
+                Err(why) => {
+                    log::warn!("rewrite cache not used: {why}");
+                    None
+                }
+            };
+            let here = process_layers as fn() -> &'static Layers as usize;
+            let installed = crate::dl::object_of(here).map(PathBuf::from);
+            let store = if off {
+                None
+            } else {
+                match store_dir(config, installed.as_deref()) {
                     Err(why) => {
-                        log::warn!("rewrite cache not used: {why}");
+                        log::debug!("rewrite cache: no read-only store: {why}");
                         None
                     }
+                    Ok(dir) if config.cache_store.is_none() && !dir.exists() => {
+                        log::debug!("rewrite cache: no read-only store at {}", dir.display());
+                        None
+                    }
+                    Ok(dir) => match Store::open_read_only(&dir) {
+                        Ok(store) => {
+                            log::debug!("rewrite cache: read-only store {}", store.path.display());
+                            Some(store)
+                        }
+                        Err(why) => {
+                            log::warn!("rewrite cache: read-only store not used: {why}");
+                            None
+                        }
+                    },
                 }
-            })
-            .as_ref()
+            };
+            Layers { cache, store }
+        })
     }
 }
 
@@ -786,21 +1221,41 @@ pub fn process_is_secure() -> bool {
 }
 
 /// The rewrite of `code_object` for `request` through `backend`, answered by
-/// the process's cache when the backend has a persistent identity and the
-/// cache is usable; `rewrite` is the rewrite itself.
+/// the process's cache when the backend and the tool have a persistent
+/// identity and the cache is usable; `rewrite` is the rewrite itself.
+/// `digest` is the input's, when the caller has hashed it already (the
+/// in-process memo); otherwise it is computed here, only when a cache is used.
 pub fn through(
     backend: &dyn Backend,
     code_object: &[u8],
+    digest: Option<&key::InputDigest>,
     request: &Request<'_>,
     rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
 ) -> Result<Retargeted, RetargetError> {
-    let Some(identity) = backend.cache_identity() else {
+    let layers = process_layers();
+    if layers.cache.is_none() && layers.store.is_none() {
+        return rewrite();
+    }
+    let (Some(identity), Some(tool)) = (backend.cache_identity(), key::tool_identity()) else {
         return rewrite();
     };
-    let Some(store) = process_store() else {
-        return rewrite();
+    let computed;
+    let digest = match digest {
+        Some(digest) => digest,
+        None => {
+            computed = key::InputDigest::of(code_object);
+            &computed
+        }
     };
-    store.through(&identity, code_object, request, rewrite)
+    through_layers(
+        layers.cache.as_ref(),
+        layers.store.as_ref(),
+        tool,
+        &identity,
+        digest,
+        request,
+        rewrite,
+    )
 }
 
 /// Test support: injected errors.

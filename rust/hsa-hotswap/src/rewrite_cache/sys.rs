@@ -174,6 +174,39 @@ pub fn try_lock(file: &File) -> io::Result<bool> {
     }
 }
 
+/// Releases a `flock` taken on `file`.
+pub fn unlock(file: &File) {
+    // SAFETY: a live descriptor; flock has no memory effects.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
+}
+
+/// Takes (and at once releases) a shared `flock` on `file`, without waiting:
+/// whether the file system supports `flock` there.
+pub fn probe_lock(file: &File) -> io::Result<()> {
+    // SAFETY: a live descriptor; flock has no memory effects.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+    if rc == 0 {
+        unlock(file);
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(()) // held by another process: locking works
+    } else {
+        Err(e)
+    }
+}
+
+/// The `f_type` magic of the file system holding `file` (`fstatfs`).
+pub fn fs_magic(file: &File) -> io::Result<i64> {
+    // SAFETY: an all-zero statfs is a valid value to be overwritten.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a live descriptor and a valid out-pointer.
+    check(unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) })?;
+    #[allow(clippy::unnecessary_cast)] // f_type's width differs between targets
+    Ok(st.f_type as i64)
+}
+
 /// The effective user id.
 pub fn euid() -> u32 {
     // SAFETY: geteuid cannot fail and has no memory effects.

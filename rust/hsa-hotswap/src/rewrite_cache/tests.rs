@@ -81,7 +81,7 @@ fn a_second_lookup_is_a_hit_with_identical_bytes() {
     assert!(!called);
     assert_eq!(third.unwrap(), changed(&code).bytes());
     // Directories are 0700.
-    for d in [dir.clone(), dir.join("rewrites"), dir.join("rewrites/v1")] {
+    for d in [dir.clone(), dir.join("rewrites"), dir.join("rewrites/v2")] {
         let mode = std::fs::metadata(&d).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700, "{}", d.display());
     }
@@ -321,7 +321,7 @@ fn unsafe_directories_mean_no_cache() {
     });
     assert_eq!(
         Settings::from_config(&xdg, false).entries_dir(),
-        Some(PathBuf::from("/xdg/hotswap/rewrites/v1"))
+        Some(PathBuf::from("/xdg/hotswap/rewrites/v2"))
     );
     for d in [dir, real, dir2] {
         let _ = std::fs::remove_file(&d);
@@ -390,7 +390,7 @@ fn the_lock_wait_is_bounded() {
     let holder = Store::open(&s).unwrap();
     let waiter = Store::open(&s).unwrap();
     let code = input();
-    let key = key::of("b", &request(), &code);
+    let key = key::of("b", &request(), &code).unwrap();
     let held = holder.lock(&key).expect("first lock");
     let start = Instant::now();
     let (out, called) = {
@@ -449,7 +449,21 @@ fn least_recently_used_entries_are_evicted() {
 fn keys_differ_in_every_input() {
     let code = input();
     let base = key::of("b", &request(), &code);
+    assert!(base.is_some());
     assert_eq!(base, key::of("b", &request(), &code));
+    // The tool's build is part of the key.
+    let digest = key::InputDigest::of(&code);
+    let tool = key::tool_identity().unwrap();
+    assert_eq!(base, Some(key::of_digest(tool, "b", &request(), &digest)));
+    assert_ne!(
+        base,
+        Some(key::of_digest(
+            "0.1.0\0build-id 00",
+            "b",
+            &request(),
+            &digest
+        ))
+    );
     assert_ne!(base, key::of("c", &request(), &code));
     let mut other = code.clone();
     other[100] ^= 1;
@@ -502,20 +516,22 @@ fn backends_name_themselves_persistently() {
         strict,
         Native::new(Options::default()).cache_identity().unwrap()
     );
-    // A library backend: the file holding one of its functions.
+    // A library backend: its ABI and the build of the file holding one of
+    // its functions, never the file's path.
     let strlen = libc::strlen as *const () as usize;
-    let id = library_identity("COMGR-ABI rewriter x", strlen).unwrap();
-    assert!(
-        id.starts_with("COMGR-ABI rewriter x\0/") && id.contains("libc.so"),
-        "{id:?}"
-    );
+    let id = library_identity("COMGR-ABI", strlen).unwrap();
+    let libc_path = crate::dl::object_of(strlen).unwrap();
+    let build = crate::rewriter::identity::file_build_identity(&libc_path).unwrap();
+    assert_eq!(id, format!("COMGR-ABI\0{build}"));
+    assert!(!id.contains('/'), "{id:?}");
     assert!(library_identity("x", 0).is_none());
-    // The tool's build is named by its file.
-    let version = concat!(env!("CARGO_PKG_VERSION"), "\0/");
+    // The tool's build: its version and build identity, no path.
+    let tool = key::tool_identity().unwrap();
+    let version = concat!(env!("CARGO_PKG_VERSION"), "\0");
+    assert!(tool.starts_with(version) && !tool.contains('/'), "{tool:?}");
     assert!(
-        key::tool_identity().starts_with(version),
-        "{:?}",
-        key::tool_identity()
+        tool.contains("\0build-id ") || tool.contains("\0sha256 "),
+        "{tool:?}"
     );
 }
 
@@ -532,4 +548,249 @@ fn an_entry_larger_than_the_bound_is_not_read() {
     assert!(run(&small, &code).1, "rewritten, not read");
     assert!(COUNTERS.refused.load(Ordering::Relaxed) > refused);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn entries_of_the_older_format_are_removed_on_open() {
+    let dir = scratch("old-format");
+    let old = dir.join("rewrites/v1");
+    std::fs::create_dir_all(&old).unwrap();
+    for name in ["ab.entry", "lock.ab", "tmp.1.2.ab"] {
+        std::fs::write(old.join(name), b"old").unwrap();
+    }
+    let store = Store::open(&settings(&dir)).unwrap();
+    assert!(!old.exists(), "the v1 directory is removed");
+    assert!(store.path().ends_with("rewrites/v2"));
+    // Something this cache never writes keeps the old directory.
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(old.join("notes.txt"), b"mine").unwrap();
+    std::fs::write(old.join("cd.entry"), b"old").unwrap();
+    drop(Store::open(&settings(&dir)).unwrap());
+    assert!(old.join("notes.txt").exists() && !old.join("cd.entry").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One lookup through the layers `cache` and `store`; as [`run`].
+fn run_layers(
+    cache: Option<&Store>,
+    store: Option<&Store>,
+    code: &[u8],
+) -> (Result<Vec<u8>, RetargetError>, bool) {
+    let called = std::cell::Cell::new(false);
+    let tool = key::tool_identity().unwrap();
+    let digest = key::InputDigest::of(code);
+    let r = through_layers(
+        cache,
+        store,
+        tool,
+        "test backend",
+        &digest,
+        &request(),
+        || {
+            called.set(true);
+            Ok(Retargeted::Changed(changed(code)))
+        },
+    );
+    let r = r.map(|r| match r {
+        Retargeted::Changed(b) => b.bytes().to_vec(),
+        Retargeted::Unchanged => code.to_vec(),
+    });
+    (r, called.get())
+}
+
+/// Every file under `dir` with its size and modification time.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, u64, SystemTime)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let m = std::fs::symlink_metadata(e.path()).unwrap();
+            if m.is_dir() {
+                stack.push(e.path());
+            }
+            out.push((e.path(), m.len(), m.modified().unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_read_only_store_answers_after_the_cache_and_is_never_written() {
+    let root = scratch("ro-store");
+    let code = input();
+    // Fill the store as `hotswap cache warm --into` does: a cache directory.
+    let filler = Store::open(&settings(&root)).unwrap();
+    let (made, called) = run(&filler, &code);
+    assert!(called);
+    drop(filler);
+    let before = snapshot(&root);
+    std::thread::sleep(Duration::from_millis(20));
+    let store = Store::open_read_only(&root).unwrap();
+    assert!(store.is_read_only());
+    // Store only: a hit, nothing written.
+    let hits = COUNTERS.store_hits.load(Ordering::Relaxed);
+    let (r, called) = run_layers(None, Some(&store), &code);
+    assert!(!called, "a store hit calls no rewriter");
+    assert_eq!(r.unwrap(), made.clone().unwrap());
+    assert!(COUNTERS.store_hits.load(Ordering::Relaxed) > hits);
+    // With a user cache first: the store answers, the cache gets no copy.
+    let user = scratch("ro-user");
+    let cache = Store::open(&settings(&user)).unwrap();
+    let (r, called) = run_layers(Some(&cache), Some(&store), &code);
+    assert!(!called);
+    assert_eq!(r.unwrap(), made.unwrap());
+    assert!(
+        cache.list().unwrap().is_empty(),
+        "a store hit is not copied"
+    );
+    assert_eq!(
+        snapshot(&root),
+        before,
+        "the store is not touched (not even times)"
+    );
+    // A miss in both: rewritten and stored in the cache only.
+    let mut other = code.clone();
+    other[10] ^= 1;
+    let (_, called) = run_layers(Some(&cache), Some(&store), &other);
+    assert!(called);
+    assert_eq!(cache.list().unwrap().len(), 1);
+    assert_eq!(snapshot(&root), before);
+    // A corrupted entry of the store: ignored (a rewrite), left in place.
+    let entry = store.path().join(&store.list().unwrap()[0].name);
+    let mut bytes = std::fs::read(&entry).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&entry, &bytes).unwrap();
+    let (_, called) = run_layers(None, Some(&store), &code);
+    assert!(called, "a corrupted store entry is not used");
+    assert!(entry.exists(), "nor removed");
+    let _ = std::fs::remove_dir_all(&root);
+    let _ = std::fs::remove_dir_all(&user);
+}
+
+#[test]
+fn an_untrusted_read_only_store_is_refused() {
+    let root = scratch("ro-untrusted");
+    drop(Store::open(&settings(&root)).unwrap());
+    assert!(Store::open_read_only(&root).is_ok());
+    let v2 = root.join("rewrites/v2");
+    for (dir, mode) in [(&root, 0o770), (&root, 0o702), (&v2, 0o720)] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).unwrap();
+        let why = Store::open_read_only(&root).unwrap_err();
+        assert!(why.contains("writable by group or others"), "{why}");
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    // Symbolic links: to the store, and in place of a subdirectory.
+    let link = scratch("ro-link");
+    std::os::unix::fs::symlink(&root, &link).unwrap();
+    let why = Store::open_read_only(&link).unwrap_err();
+    assert!(why.contains("symbolic link"), "{why}");
+    let moved = root.join("rewrites-real");
+    std::fs::rename(root.join("rewrites"), &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, root.join("rewrites")).unwrap();
+    let why = Store::open_read_only(&root).unwrap_err();
+    assert!(why.contains("symbolic link"), "{why}");
+    std::fs::remove_file(root.join("rewrites")).unwrap();
+    std::fs::rename(&moved, root.join("rewrites")).unwrap();
+    // Another owner (root can make one): refused; root's own is trusted.
+    if sys::euid() == 0 {
+        use std::os::unix::fs::chown;
+        chown(&root, Some(65534), Some(65534)).unwrap();
+        let why = Store::open_read_only(&root).unwrap_err();
+        assert!(why.contains("owned by uid 65534"), "{why}");
+        chown(&root, Some(0), Some(0)).unwrap();
+    }
+    assert!(Store::open_read_only(Path::new("relative/store")).is_err());
+    assert!(Store::open_read_only(&scratch("ro-missing")).is_err());
+    let _ = std::fs::remove_file(&link);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn the_store_directory_comes_from_the_variable_or_the_prefix() {
+    let with = |v: Option<&str>| {
+        let v = v.map(str::to_owned);
+        Config::from_lookup(move |n| (n == HSA_HOTSWAP_CACHE_STORE).then(|| v.clone()).flatten())
+    };
+    let lib = Path::new("/opt/hotswap/lib/libhsa-hotswap.so");
+    let store = PathBuf::from("/opt/hotswap/share/hotswap/store");
+    assert_eq!(store_dir(&with(None), Some(lib)), Ok(store.clone()));
+    let multiarch = Path::new("/opt/hotswap/lib/x86_64-linux-gnu/libhsa-hotswap.so");
+    assert_eq!(store_dir(&with(None), Some(multiarch)), Ok(store.clone()));
+    let cli = Path::new("/opt/hotswap/bin/hotswap");
+    assert_eq!(store_dir(&with(None), Some(cli)), Ok(store));
+    assert!(store_dir(&with(None), Some(Path::new("/tmp/x/libhsa-hotswap.so"))).is_err());
+    assert!(store_dir(&with(None), None).is_err());
+    assert_eq!(
+        store_dir(&with(Some("/srv/store")), Some(lib)),
+        Ok(PathBuf::from("/srv/store"))
+    );
+    assert!(store_dir(&with(Some("off")), Some(lib))
+        .unwrap_err()
+        .contains("switched off"));
+    assert!(store_dir(&with(Some("store")), Some(lib))
+        .unwrap_err()
+        .contains("not an absolute path"));
+}
+
+#[test]
+fn export_then_import_is_byte_identical_and_a_corrupted_archive_is_refused() {
+    let from = scratch("export");
+    let cache = Store::open(&settings(&from)).unwrap();
+    let code = input();
+    for i in 0..3u8 {
+        let mut c = code.clone();
+        c[10] = i;
+        let _ = run(&cache, &c);
+    }
+    // A damaged entry is left out of the archive, not exported.
+    let mut bad = code.clone();
+    bad[10] = 9;
+    let _ = run(&cache, &bad);
+    let names: Vec<String> = cache.list().unwrap().into_iter().map(|e| e.name).collect();
+    let damaged = cache.path().join(&names[0]);
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    bytes[HEADER_LEN] ^= 1;
+    std::fs::write(&damaged, &bytes).unwrap();
+    let mut archive = Vec::new();
+    let (n, _, skipped) = cache.export(&mut archive).unwrap();
+    assert_eq!((n, skipped.len()), (3, 1), "{skipped:?}");
+    let to = scratch("import");
+    let store = Store::open_store_for_writing(&to).unwrap();
+    assert_eq!(store.import(&archive).unwrap().0, 3);
+    for name in &names[1..] {
+        assert_eq!(
+            std::fs::read(cache.path().join(name)).unwrap(),
+            std::fs::read(store.path().join(name)).unwrap(),
+            "{name}"
+        );
+        let mode = std::fs::metadata(store.path().join(name))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o644, "a store's entries are readable by all");
+    }
+    assert!(!store.path().join(&names[0]).exists());
+    // The imported store serves loads as a read-only store.
+    let ro = Store::open_read_only(&to).unwrap();
+    let mut c = code.clone();
+    c[10] = 1;
+    assert!(!run_layers(None, Some(&ro), &c).1);
+    // A corrupted archive: refused whole, nothing written.
+    let empty = scratch("import-bad");
+    let target = Store::open_store_for_writing(&empty).unwrap();
+    let mut corrupted = archive.clone();
+    let mid = corrupted.len() / 2;
+    corrupted[mid] ^= 0x40;
+    assert!(target.import(&corrupted).unwrap_err().contains("refused"));
+    assert!(target.import(&archive[..archive.len() - 1]).is_err());
+    assert!(target.list().unwrap().is_empty());
+    assert!(
+        ro.import(&archive).is_err(),
+        "a read-only store is never written"
+    );
+    for d in [from, to, empty] {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }

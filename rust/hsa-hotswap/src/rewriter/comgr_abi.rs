@@ -208,7 +208,7 @@ impl Backend for ComgrAbi {
     }
 
     fn cache_identity(&self) -> Option<String> {
-        crate::rewriter::identity::library_identity(&self.describe, self.rewrite as usize)
+        crate::rewriter::identity::library_identity("COMGR-ABI", self.rewrite as usize)
     }
 
     fn rewrite(

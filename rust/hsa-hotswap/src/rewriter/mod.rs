@@ -148,8 +148,10 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
         request: &Request<'_>,
     ) -> Result<Rewritten, RetargetError>;
     /// What names this backend across processes, for the persistent rewrite
-    /// cache's key ([`crate::rewrite_cache`]): the native rewriter's options, a
-    /// library's file. `None` (the default, test doubles): never cached.
+    /// cache's key ([`crate::rewrite_cache`]): the native rewriter's version and
+    /// options, a library's ABI and build-id (never a path, so the same build
+    /// has one identity on every machine). `None` (the default, test doubles):
+    /// never cached.
     fn cache_identity(&self) -> Option<String> {
         None
     }

@@ -139,8 +139,13 @@ impl Backend for Native {
     }
 
     fn cache_identity(&self) -> Option<String> {
-        // Built into the tool: the tool's build is in every key already.
-        Some(format!("native {:?}", self.options))
+        // Built into the tool: the tool's build (version and build-id) is in
+        // every key already; this adds the rewriter's version and options.
+        Some(format!(
+            "native {} {:?}",
+            env!("CARGO_PKG_VERSION"),
+            self.options
+        ))
     }
 
     fn rewrite(

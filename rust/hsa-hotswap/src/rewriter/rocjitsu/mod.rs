@@ -107,7 +107,7 @@ impl Backend for Rocjitsu {
     }
 
     fn cache_identity(&self) -> Option<String> {
-        crate::rewriter::identity::library_identity(&self.describe, self.free as usize)
+        crate::rewriter::identity::library_identity("rocjitsu", self.free as usize)
     }
 
     fn rewrite(
