@@ -1,0 +1,68 @@
+//! Report: what placement tells the caller, read off the laid-out
+//! functions: where each site's replacement went, the clauses removed, the
+//! branch islands.
+
+use std::sync::Arc;
+
+use super::moving::Moving;
+use super::{w32, BranchIsland, PlacedSite};
+
+/// Where each emitted site went: `grown` is (function, instruction, index
+/// in the sites), in the order of the sites.
+pub(super) fn sites(moving: &[Moving], grown: Vec<(u32, u32, usize)>) -> Vec<PlacedSite> {
+    grown
+        .into_iter()
+        .map(|(fi, idx, site)| {
+            let (m, idx) = (&moving[fi as usize], idx as usize);
+            let (split, swapped) = m.splits.get(idx).expect("a split site");
+            PlacedSite {
+                site,
+                new_vaddr: m.new_vaddr + m.new_off(idx),
+                new_len: split.len() as u32,
+                fix: if swapped {
+                    "ds2-split-swapped"
+                } else {
+                    "ds2-split"
+                },
+            }
+        })
+        .collect()
+}
+
+/// The `s_clause` instructions of moved code whose window holds a replaced
+/// site (the encoder made each `s_nop 0`).
+pub(super) fn clauses_removed(bytes: &[u8], moving: &[Moving]) -> usize {
+    moving
+        .iter()
+        .map(|m| {
+            m.insns
+                .iter()
+                .enumerate()
+                .filter(|&(i, insn)| {
+                    let w0 = w32(&bytes[insn.at..]);
+                    w0 >> 16 == 0xBF85
+                        && (i + 1..=i + (w0 & 0x3f) as usize + 1).any(|j| m.splits.contains_key(j))
+                })
+                .count()
+        })
+        .sum()
+}
+
+/// Every branch island entry, in address order.
+pub(super) fn islands(moving: &[Moving]) -> Vec<BranchIsland> {
+    let mut island_list = Vec::new();
+    for m in moving {
+        for (k, first, dests) in &m.islands.points {
+            let before = m.insns.get(*k).map_or(m.vaddr + m.size, |x| x.vaddr);
+            for (e, &d) in dests.iter().enumerate() {
+                island_list.push(BranchIsland {
+                    function: Arc::clone(&m.name),
+                    vaddr: m.new_vaddr + first + 4 * e as u64,
+                    target: m.new_vaddr + m.new_off(d),
+                    before_original_vaddr: before,
+                });
+            }
+        }
+    }
+    island_list
+}
