@@ -2,8 +2,9 @@
 //! VGPR-MSB mode in force at each instruction (what the emitters read).
 
 use super::moving::Moving;
-use super::pc::{pc_computations, sop1_op, OP_SET_PC, OP_SWAP_PC};
+use super::pc::pc_computations;
 use super::w32;
+use crate::gfx1250::fields::{self, sop1};
 use crate::rewrite::vgpr_mode::{self, Flow, Mode};
 use crate::rewrite::RewriteError;
 
@@ -12,12 +13,10 @@ use crate::rewrite::RewriteError;
 /// `m.pcs`, the address computations (any other PC read refuses).
 pub(super) fn analyse(bytes: &[u8], m: &mut Moving) -> Result<Option<Vec<Mode>>, RewriteError> {
     m.pcs = pc_computations(bytes, &m.insns, &m.name)?;
-    let changes_mode = m.insns.iter().any(|i| {
-        let w0 = w32(&bytes[i.at..]);
-        w0 >> 16 == 0xBF86
-            || (w0 >> 28 == 0xB && matches!((w0 >> 23) & 0x1f, 0x12 | 0x13))
-            || sop1_op(w0) == Some(OP_SWAP_PC)
-    });
+    let changes_mode = m
+        .insns
+        .iter()
+        .any(|i| vgpr_mode::may_change(w32(&bytes[i.at..])));
     let modes = if changes_mode {
         let list: Vec<(u64, &[u8])> = m
             .insns
@@ -30,7 +29,7 @@ pub(super) fn analyse(bytes: &[u8], m: &mut Moving) -> Result<Option<Vec<Mode>>,
             .collect();
         for pc in &m.pcs {
             let set = m.insns.get(pc.last + 1).map(|i| w32(&bytes[i.at..]));
-            if set.and_then(sop1_op) == Some(OP_SET_PC) {
+            if set.and_then(fields::sop1).map(|s| s.op) == Some(sop1::S_SET_PC_I64) {
                 flows[pc.last + 1] = Flow::Jump(pc.target);
             }
         }

@@ -6,8 +6,9 @@
 
 use super::layout::{branch_imm, Region};
 use super::moving::{map_target, Moving};
-use super::pc::{sop1_op, write_literal, Literal, OP_ADD_PC, OP_RFE, OP_SET_PC, OP_SWAP_PC};
+use super::pc::{write_literal, Literal};
 use super::{refuse, w32, S_CODE_END, S_NOP_0};
+use crate::gfx1250::fields::{self, sop1};
 use crate::object::CodeObject;
 use crate::rewrite::vgpr_mode::{self, Flow};
 use crate::rewrite::{Patch, RewriteError};
@@ -92,17 +93,17 @@ pub(super) fn images(
                 _ => {}
             }
             // s_clause whose window holds a split site.
-            if w0 >> 16 == 0xBF85 {
-                let n = (w0 & 0x3f) as usize + 1;
+            if let Some(n) = fields::clause_window(w0) {
                 if (i + 1..=i + n).any(|j| m.splits.contains_key(j)) {
                     out[here..here + 4].copy_from_slice(&S_NOP_0);
                 }
             }
             // PC-dependent instructions (the computations' literals are
             // written once the whole image is).
-            match sop1_op(w0) {
-                Some(OP_SET_PC) => {
-                    let reg = w0 & 0xff;
+            let sop1 = fields::sop1(w0);
+            let reg = sop1.map_or(0, |s| u32::from(s.ssrc0));
+            match sop1.map(|s| s.op) {
+                Some(sop1::S_SET_PC_I64) => {
                     let after_computation = i
                         .checked_sub(1)
                         .and_then(pc_last)
@@ -114,8 +115,7 @@ pub(super) fn images(
                         )));
                     }
                 }
-                Some(OP_SWAP_PC) => {
-                    let reg = w0 & 0xff;
+                Some(sop1::S_SWAP_PC_I64) => {
                     let after_computation = i
                         .checked_sub(1)
                         .and_then(pc_last)
@@ -126,8 +126,8 @@ pub(super) fn images(
                         )));
                     }
                 }
-                Some(OP_ADD_PC) => return Err(refuse(at("s_add_pc_i64 in moved code"))),
-                Some(OP_RFE) => return Err(refuse(at("s_rfe_i64 in moved code"))),
+                Some(sop1::S_ADD_PC_I64) => return Err(refuse(at("s_add_pc_i64 in moved code"))),
+                Some(sop1::S_RFE_I64) => return Err(refuse(at("s_rfe_i64 in moved code"))),
                 _ => {}
             }
         }

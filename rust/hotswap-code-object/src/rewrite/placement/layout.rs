@@ -5,6 +5,7 @@
 use super::moving::Moving;
 use super::{refuse, w32, FUNCTION_ALIGN, PAGE, PREFETCH_TAIL};
 use crate::elf;
+use crate::gfx1250::fields;
 use crate::object::CodeObject;
 use crate::rewrite::islands;
 use crate::rewrite::vgpr_mode::{self, Flow};
@@ -96,8 +97,7 @@ pub(super) fn place_islands(bytes: &[u8], m: &mut Moving) -> Result<(), RewriteE
         );
         stops
             && (k.saturating_sub(64)..k).all(|j| {
-                let w0 = w32(&bytes[m.insns.at(j).at..]);
-                w0 >> 16 != 0xBF85 || j + (w0 & 0x3f) as usize + 1 < k
+                fields::clause_window(w32(&bytes[m.insns.at(j).at..])).is_none_or(|n| j + n < k)
             })
     };
     let planned = islands::plan(n, |i| m.new_off(i), &branches, barrier).map_err(|(b, why)| {

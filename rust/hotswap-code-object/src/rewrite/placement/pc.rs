@@ -3,30 +3,8 @@
 
 use super::insns::Insns;
 use super::{refuse, w32};
+use crate::gfx1250::fields::{self, sop1, sop2, LITERAL32, LITERAL64};
 use crate::rewrite::RewriteError;
-
-pub(super) fn sop1_op(w0: u32) -> Option<u32> {
-    (w0 >> 23 == 0x17D).then_some((w0 >> 8) & 0xff)
-}
-
-pub(super) fn sop2(w0: u32) -> Option<(u32, u32, u32, u32)> {
-    // (op, sdst, ssrc0, ssrc1); SOP2 excludes the SOPK/SOP1/SOPC/SOPP rows.
-    if w0 >> 30 != 0b10 || w0 >> 28 == 0xB || (w0 >> 23) >= 0x17D {
-        return None;
-    }
-    Some((
-        (w0 >> 23) & 0x7f,
-        (w0 >> 16) & 0x7f,
-        w0 & 0xff,
-        (w0 >> 8) & 0xff,
-    ))
-}
-
-pub(super) const OP_GET_PC: u32 = 0x47;
-pub(super) const OP_SET_PC: u32 = 0x48;
-pub(super) const OP_SWAP_PC: u32 = 0x49;
-pub(super) const OP_RFE: u32 = 0x4a;
-pub(super) const OP_ADD_PC: u32 = 0x4b;
 
 /// Where a recognised address computation's literal(s) are.
 #[derive(Clone, Copy, Debug)]
@@ -60,11 +38,13 @@ pub(super) fn pc_computations(
 ) -> Result<Vec<PcComputation>, RewriteError> {
     let mut out = Vec::new();
     for (i, insn) in insns.iter().enumerate() {
-        let w0 = w32(&bytes[insn.at..]);
-        if sop1_op(w0) != Some(OP_GET_PC) {
+        let Some(get_pc) = fields::sop1(w32(&bytes[insn.at..])) else {
+            continue;
+        };
+        if get_pc.op != sop1::S_GET_PC_I64 {
             continue;
         }
-        let reg = (w0 >> 16) & 0x7f;
+        let reg = get_pc.sdst;
         let pc = insn.vaddr.wrapping_add(4);
         let unknown = || {
             refuse(format!(
@@ -74,30 +54,40 @@ pub(super) fn pc_computations(
             ))
         };
         let next = insns.get(i + 1).ok_or_else(unknown)?;
-        let n0 = w32(&bytes[next.at..]);
-        let (op, sdst, s0, s1) = sop2(n0).ok_or_else(unknown)?;
-        let uses = |a: u32, b: u32, r: u32, lit: u32| (a == r && b == lit) || (a == lit && b == r);
-        if op == 0x53 && sdst == reg && uses(s0, s1, reg, 0xfe) && next.len == 12 {
+        let add = fields::sop2(w32(&bytes[next.at..])).ok_or_else(unknown)?;
+        if add.op == sop2::S_ADD_NC_U64
+            && add.sdst == reg
+            && add.sources_are(reg, LITERAL64)
+            && next.len == 12
+        {
             let off = u64::from_le_bytes(bytes[next.at + 4..next.at + 12].try_into().unwrap());
             out.push(PcComputation {
                 index: i,
                 last: i + 1,
-                reg,
+                reg: u32::from(reg),
                 target: pc.wrapping_add(off),
                 literal: Literal::Lit64(next.at + 4),
             });
             continue;
         }
-        if op == 0x00 && sdst == reg && uses(s0, s1, reg, 0xff) && next.len == 8 {
+        if add.op == sop2::S_ADD_CO_U32
+            && add.sdst == reg
+            && add.sources_are(reg, LITERAL32)
+            && next.len == 8
+        {
             let hi = insns.get(i + 2).ok_or_else(unknown)?;
-            let (op2, d2, t0, t1) = sop2(w32(&bytes[hi.at..])).ok_or_else(unknown)?;
-            if op2 == 0x04 && d2 == reg + 1 && uses(t0, t1, reg + 1, 0xff) && hi.len == 8 {
+            let carry = fields::sop2(w32(&bytes[hi.at..])).ok_or_else(unknown)?;
+            if carry.op == sop2::S_ADD_CO_CI_U32
+                && carry.sdst == reg + 1
+                && carry.sources_are(reg + 1, LITERAL32)
+                && hi.len == 8
+            {
                 let lo = u64::from(w32(&bytes[next.at + 4..]));
                 let hv = u64::from(w32(&bytes[hi.at + 4..]));
                 out.push(PcComputation {
                     index: i,
                     last: i + 2,
-                    reg,
+                    reg: u32::from(reg),
                     target: pc.wrapping_add(lo | hv << 32),
                     literal: Literal::Pair(next.at + 4, hi.at + 4),
                 });

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::moving::Moving;
 use super::{w32, BranchIsland, PlacedSite};
+use crate::gfx1250::fields;
 
 /// Where each emitted site went: `grown` is (function, instruction, index
 /// in the sites), in the order of the sites.
@@ -39,9 +40,8 @@ pub(super) fn clauses_removed(bytes: &[u8], moving: &[Moving]) -> usize {
                 .iter()
                 .enumerate()
                 .filter(|&(i, insn)| {
-                    let w0 = w32(&bytes[insn.at..]);
-                    w0 >> 16 == 0xBF85
-                        && (i + 1..=i + (w0 & 0x3f) as usize + 1).any(|j| m.splits.contains_key(j))
+                    fields::clause_window(w32(&bytes[insn.at..]))
+                        .is_some_and(|n| (i + 1..=i + n).any(|j| m.splits.contains_key(j)))
                 })
                 .count()
         })
