@@ -203,6 +203,35 @@ pub struct Report {
     pub unreachable: Vec<SiteInfo>,
     /// In such an object: the marker's map.
     pub previously_moved: Vec<MovedRange>,
+    /// The fixed sites that lie in a moved function, where their fixed copy
+    /// is executed now (in the function's image), by original address; every
+    /// other fixed site is executed where it is.
+    pub relocated: Vec<Relocated>,
+}
+
+/// A fixed site in a moved function: where it was, where its copy is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Relocated {
+    /// The site's address in the input.
+    pub original_vaddr: u64,
+    /// The address of its copy in the moved function's image.
+    pub new_vaddr: u64,
+}
+
+/// One changed site of a [`Report`]: where it was, where the code that
+/// replaces it is executed, how long that code is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SiteChange<'a> {
+    /// The site (its class, mnemonic, function and original address).
+    pub site: &'a SiteInfo,
+    /// The address of its (first) replacement instruction in the output:
+    /// the copy's in a moved function, else the site's own.
+    pub new_vaddr: u64,
+    /// The replacement's length in bytes.
+    pub new_len: u32,
+    /// `same-size`, or the emitter's name for a site fixed by growth
+    /// ([`GrownSite::fix`]).
+    pub fix: &'static str,
 }
 
 impl Report {
@@ -219,6 +248,38 @@ impl Report {
     /// The number of remaining sites of `class`.
     pub fn remaining_count(&self, class: A0Class) -> usize {
         self.remaining.iter().filter(|s| s.class == class).count()
+    }
+
+    /// Where the fixed copy of the site at `vaddr` is executed: its image's
+    /// address in a moved function ([`Report::relocated`]), else `vaddr`.
+    pub fn executed_vaddr(&self, vaddr: u64) -> u64 {
+        self.relocated
+            .binary_search_by_key(&vaddr, |r| r.original_vaddr)
+            .map_or(vaddr, |i| self.relocated[i].new_vaddr)
+    }
+
+    /// Every changed site, in input address order (at one address, the
+    /// same-size fixes before a growth): the same-size fixes at their
+    /// executed copy, and the sites fixed by growth.
+    pub fn changes(&self) -> Vec<SiteChange<'_>> {
+        let mut out: Vec<SiteChange<'_>> = self
+            .fixed
+            .iter()
+            .map(|s| SiteChange {
+                site: s,
+                new_vaddr: self.executed_vaddr(s.vaddr),
+                new_len: u32::from(s.len),
+                fix: "same-size",
+            })
+            .chain(self.grown.iter().map(|g| SiteChange {
+                site: &g.site,
+                new_vaddr: g.new_vaddr,
+                new_len: g.new_len,
+                fix: g.fix,
+            }))
+            .collect();
+        out.sort_by_key(|c| c.site.vaddr);
+        out
     }
 }
 
@@ -597,7 +658,7 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
     let mut tail = Vec::new();
     if !ds2_sites.is_empty() {
         // Growth: the copies get the same-size fixes too.
-        let placed = placement::place(object, &patches, &analysis, &ds2_sites)?;
+        let placed = placement::place(object, &patches, &analysis, &ds2_sites, &report.fixed)?;
         drop(analysis);
         patches.extend(placed.patches);
         patches.sort_by_key(|p| p.file_offset);
@@ -621,6 +682,7 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         report.moved = placed.moved;
         report.clauses_removed = placed.clauses_removed;
         report.islands = placed.islands;
+        report.relocated = placed.relocated;
     }
     Ok(Plan {
         len: code_object.len(),

@@ -158,6 +158,8 @@ pub(super) struct Placement {
     /// Clauses in moved code replaced by `s_nop 0`.
     pub clauses_removed: usize,
     pub islands: Vec<BranchIsland>,
+    /// The fixed sites in moved functions, where their copies are.
+    pub relocated: Vec<super::Relocated>,
 }
 
 /// Where the replacement of one DS2 site went: a [`GrownSite`] without the
@@ -182,7 +184,9 @@ pub(super) fn w32(b: &[u8]) -> u32 {
 
 /// Plans the growth of the input: `fixes` are its same-size patches (sorted
 /// by offset; copied code gets them too), `sites` the growth sites (all of
-/// them, in address order), `analysis` the input's analysis.
+/// them, in address order), `fixed` the sites those patches fix (the report
+/// says where each one in a moved function went), `analysis` the input's
+/// analysis.
 ///
 /// The stages, in order; each owns one concern and hands the next what it
 /// needs (a refusal of any stage refuses the object; the order of the
@@ -192,6 +196,7 @@ pub(super) fn place(
     fixes: &[Patch],
     analysis: &Analysis,
     sites: &[SiteInfo],
+    fixed: &[SiteInfo],
 ) -> Result<Placement, RewriteError> {
     let bytes = object.bytes();
     // 0. Preconditions: a loadable object whose tables the writer can
@@ -229,12 +234,15 @@ pub(super) fn place(
     // 6. ELF writer: the tables after the code, the header pointing at them.
     let written = elf_write::tables(object, &moving, &region, code)?;
     patches.extend(written.header);
-    // 7. Report: where each site went, the clauses removed, the islands.
+    // 7. Report: where each site went (grown, and fixed ones in moved code),
+    //    the clauses removed, the islands.
+    let relocated = report::relocated(&moving, fixed)?;
     let placement = Placement {
         patches,
         sites: report::sites(&moving, grown),
         clauses_removed: report::clauses_removed(bytes, &moving),
         islands: report::islands(&moving),
+        relocated,
         moved: written.moved,
         tail: written.tail,
     };

@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
-use super::moving::Moving;
-use super::{w32, BranchIsland, PlacedSite};
+use super::moving::{map_target, Moving};
+use super::{refuse, w32, BranchIsland, PlacedSite};
 use crate::gfx1250::fields;
+use crate::rewrite::{Relocated, RewriteError, SiteInfo};
 
 /// Where each emitted site went: `grown` is (function, instruction, index
 /// in the sites), in the order of the sites.
@@ -65,4 +66,30 @@ pub(super) fn islands(moving: &[Moving]) -> Vec<BranchIsland> {
         }
     }
     island_list
+}
+
+/// Where each fixed site of a moved function is in its image, by original
+/// address (`fixed` is in file order; a site of two classes is listed once).
+pub(super) fn relocated(
+    moving: &[Moving],
+    fixed: &[SiteInfo],
+) -> Result<Vec<Relocated>, RewriteError> {
+    let mut out: Vec<Relocated> = Vec::new();
+    for s in fixed {
+        let Some(to) = map_target(moving, s.vaddr) else {
+            continue;
+        };
+        let new_vaddr = to.map_err(|()| {
+            refuse(format!(
+                "{s}: not an instruction boundary of its moved function"
+            ))
+        })?;
+        out.push(Relocated {
+            original_vaddr: s.vaddr,
+            new_vaddr,
+        });
+    }
+    out.sort_unstable_by_key(|r| r.original_vaddr);
+    out.dedup_by_key(|r| r.original_vaddr);
+    Ok(out)
 }
