@@ -51,7 +51,7 @@
 //! Idempotent: the output's sites are all in their A0 form, so rewriting it
 //! again gives the same bytes. Never panics on any input.
 
-pub mod ds2;
+pub mod emit;
 mod islands;
 pub mod placement;
 mod retag;
@@ -65,6 +65,7 @@ use crate::isa::IsaError;
 use crate::metadata::{self, MetadataError};
 use crate::object::CodeObject;
 
+pub use emit::ds2;
 pub use placement::{
     moved_functions, moved_functions_of, BranchIsland, GrownSite, MovedFunction, MovedRange,
 };
@@ -554,7 +555,7 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
             .iter()
             .any(|r| vaddr >= r.original_vaddr && vaddr - r.original_vaddr < r.original_size)
     };
-    let mut ds2_sites: Vec<SiteInfo> = Vec::new();
+    let mut growth_sites: Vec<SiteInfo> = Vec::new();
     // (file offset, fixed bytes so far, the classes fixed, the function), in
     // offset order: functions come in address order, so a fix is appended
     // unless functions overlap or alias.
@@ -565,7 +566,7 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
             let info = || SiteInfo::new(&name, function, site);
             match site.fix {
                 _ if moved_away(site.vaddr) => report.unreachable.push(info()),
-                Fix::Growth if site.class == A0Class::Ds2addr => ds2_sites.push(info()),
+                Fix::Growth if emit::emitter(site.class).is_some() => growth_sites.push(info()),
                 Fix::Growth => report.remaining.push(info()),
                 Fix::SameSize if !site.needs_change => {}
                 Fix::SameSize
@@ -628,7 +629,7 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         &mut report.kept,
         &mut report.remaining,
         &mut report.unreachable,
-        &mut ds2_sites,
+        &mut growth_sites,
     ] {
         list.sort_by_key(|s| (s.file_offset, s.class));
         list.dedup_by_key(|s| (s.file_offset, s.class));
@@ -656,16 +657,16 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
     patches.sort_by_key(|p| p.file_offset);
     report.previously_moved = previously_moved;
     let mut tail = Vec::new();
-    if !ds2_sites.is_empty() {
+    if !growth_sites.is_empty() {
         // Growth: the copies get the same-size fixes too.
-        let placed = placement::place(object, &patches, &analysis, &ds2_sites, &report.fixed)?;
+        let placed = placement::place(object, &patches, &analysis, &growth_sites, &report.fixed)?;
         drop(analysis);
         patches.extend(placed.patches);
         patches.sort_by_key(|p| p.file_offset);
         tail = placed.tail;
         // The sites move into the report: `placed.sites` follows their
         // order, each one once.
-        let mut sites = ds2_sites.into_iter().enumerate();
+        let mut sites = growth_sites.into_iter().enumerate();
         report.grown = placed
             .sites
             .into_iter()

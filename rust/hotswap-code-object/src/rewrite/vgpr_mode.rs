@@ -79,6 +79,24 @@ pub fn may_change(w0: u32) -> bool {
     }
 }
 
+/// Whether the instruction with first dword `w0` reads or writes the PC
+/// (`s_get_pc_i64`, `s_set_pc_i64`, `s_swap_pc_i64`, `s_rfe_i64`,
+/// `s_add_pc_i64`).
+#[inline]
+pub fn reads_or_writes_pc(w0: u32) -> bool {
+    matches!(
+        Scalar::decode(w0),
+        Some(Scalar::Sop1(i)) if matches!(
+            i.op,
+            sop1::S_GET_PC_I64
+                | sop1::S_SET_PC_I64
+                | sop1::S_SWAP_PC_I64
+                | sop1::S_RFE_I64
+                | sop1::S_ADD_PC_I64
+        )
+    )
+}
+
 /// The mode after one instruction (`bytes`) given the mode before it.
 fn transfer(bytes: &[u8], before: Mode) -> Mode {
     let Some(w0) = bytes
@@ -110,6 +128,14 @@ fn transfer(bytes: &[u8], before: Mode) -> Mode {
         Some(Scalar::Sop1(i)) if i.op == sop1::S_SWAP_PC_I64 => Mode::Known(0),
         _ => before,
     }
+}
+
+/// The mode after straight-line code (`insns`, each an instruction's bytes)
+/// entered in mode `before`.
+pub fn after_straight_line<'a>(insns: impl IntoIterator<Item = &'a [u8]>, before: Mode) -> Mode {
+    insns
+        .into_iter()
+        .fold(before, |mode, bytes| transfer(bytes, mode))
 }
 
 /// The mode before each instruction: `insns` are `(vaddr, bytes)` in address

@@ -49,13 +49,13 @@ pub(super) fn images(
         };
         let image_start = out.len();
         let mut island = 0usize;
-        // The splits in index order, met as the instructions are.
-        let mut splits = m.splits.iter().peekable();
+        // The replacements in index order, met as the instructions are.
+        let mut replacements = m.replacements.iter().peekable();
         for (i, insn) in m.insns.iter().enumerate() {
             let new_vaddr = m.new_vaddr + m.new_off(i);
             emit_islands(&mut out, m, &mut island, i, new_vaddr)?;
-            if let Some((_, split)) = splits.next_if(|s| s.0 == i) {
-                out.extend_from_slice(split);
+            if let Some((_, code)) = replacements.next_if(|s| s.0 == i) {
+                out.extend_from_slice(code);
                 continue;
             }
             let here = out.len();
@@ -94,7 +94,7 @@ pub(super) fn images(
             }
             // s_clause whose window holds a split site.
             if let Some(n) = fields::clause_window(w0) {
-                if (i + 1..=i + n).any(|j| m.splits.contains_key(j)) {
+                if (i + 1..=i + n).any(|j| m.replacements.contains_key(j)) {
                     out[here..here + 4].copy_from_slice(&S_NOP_0);
                 }
             }

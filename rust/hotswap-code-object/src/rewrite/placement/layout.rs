@@ -12,8 +12,9 @@ use crate::rewrite::vgpr_mode::{self, Flow};
 use crate::rewrite::RewriteError;
 
 /// How far each instruction of a moved function moves within its image
-/// beyond its original offset: the growth of every split before it and of
-/// every island at or before it (sparse, like [`Splits`]).
+/// beyond its original offset: the growth of every replaced site before it and of
+/// every island at or before it (sparse, like
+/// [`super::moving::Replacements`]).
 #[derive(Debug, Default)]
 pub(super) struct Shifts {
     /// (the first instruction index a step applies to, the total growth from
@@ -72,7 +73,7 @@ impl PlacedIslands {
         Some(self.via[j].1)
     }
 }
-/// Gives `m` the branch islands its own branches need once its splits have
+/// Gives `m` the branch islands its own branches need once its replacements have
 /// grown it ([`islands`]), and moves its instructions past them.
 pub(super) fn place_islands(bytes: &[u8], m: &mut Moving) -> Result<(), RewriteError> {
     let n = m.insns.len();
@@ -110,7 +111,7 @@ pub(super) fn place_islands(bytes: &[u8], m: &mut Moving) -> Result<(), RewriteE
     if planned.points.is_empty() {
         return Ok(());
     }
-    let mut adds = split_growth(m);
+    let mut adds = growth(m);
     adds.extend(
         planned
             .points
@@ -145,10 +146,10 @@ pub(super) fn place_islands(bytes: &[u8], m: &mut Moving) -> Result<(), RewriteE
     Ok(())
 }
 
-/// The growth of each split of `m`: (the index after it, replacement length
+/// The growth of each replaced site of `m`: (the index after it, replacement length
 /// minus the original's).
-pub(super) fn split_growth(m: &Moving) -> Vec<(u32, u64)> {
-    m.splits
+pub(super) fn growth(m: &Moving) -> Vec<(u32, u64)> {
+    m.replacements
         .lens()
         .map(|(i, new_len)| {
             let len = m.insns.at(i as usize).len;
@@ -161,8 +162,8 @@ pub(super) fn split_growth(m: &Moving) -> Vec<(u32, u64)> {
 /// instruction's shift past the growth before it, then the branch islands
 /// its own branches need.
 pub(super) fn function(bytes: &[u8], m: &mut Moving) -> Result<(), RewriteError> {
-    m.splits.shrink_to_fit();
-    m.shifts = Shifts::new(split_growth(m));
+    m.replacements.shrink_to_fit();
+    m.shifts = Shifts::new(growth(m));
     m.image_len = m.new_off(m.insns.len());
     if m.image_len > u64::from(u32::MAX) {
         return Err(refuse(format!(

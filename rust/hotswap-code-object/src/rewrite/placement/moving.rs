@@ -21,7 +21,7 @@ pub(super) struct Moving {
     /// How far each instruction moves within the image.
     pub(super) shifts: Shifts,
     /// The replacement of each DS2 instruction (by index).
-    pub(super) splits: Splits,
+    pub(super) replacements: Replacements,
     pub(super) pcs: Vec<PcComputation>,
     /// Branch islands inserted in the image (usually none).
     pub(super) islands: PlacedIslands,
@@ -58,23 +58,35 @@ pub(super) fn map_target(moving: &[Moving], target: u64) -> Option<Result<u64, (
     moving[i].map(target)
 }
 
-/// The replacement of each split instruction, by instruction index (sparse:
-/// a function holds far fewer sites than instructions, so nothing here grows
+/// The replacement of each emitted site, by instruction index (sparse: a
+/// function holds far fewer sites than instructions, so nothing here grows
 /// with the function's instruction count).
 #[derive(Default)]
-pub(super) struct Splits {
-    /// (instruction index, start in `bytes`, length, swapped), by index.
-    pub(super) items: Vec<(u32, usize, u32, bool)>,
+pub(super) struct Replacements {
+    /// (instruction index, start in `bytes`, length, index in `fixes`), by
+    /// instruction index.
+    items: Vec<(u32, usize, u32, u8)>,
     /// The replacements, one after another (one allocation per function,
     /// not one per site).
-    pub(super) bytes: Vec<u8>,
+    bytes: Vec<u8>,
+    /// The emitters' names of their fixes (a handful).
+    fixes: Vec<&'static str>,
 }
 
-impl Splits {
-    pub(super) fn insert(&mut self, index: usize, split: (Vec<u8>, bool)) {
+impl Replacements {
+    /// Records `code` (named `fix`) as the replacement of instruction `index`.
+    pub(super) fn insert(&mut self, index: usize, code: &[u8], fix: &'static str) {
         let index = index as u32;
-        let item = (index, self.bytes.len(), split.0.len() as u32, split.1);
-        self.bytes.extend_from_slice(&split.0);
+        let name = match self.fixes.iter().position(|&f| f == fix) {
+            Some(k) => k,
+            None => {
+                self.fixes.push(fix);
+                self.fixes.len() - 1
+            }
+        };
+        // At most one name per emitter's outcome: a u8 holds them.
+        let item = (index, self.bytes.len(), code.len() as u32, name as u8);
+        self.bytes.extend_from_slice(code);
         let at = self.items.partition_point(|x| x.0 < index);
         if self.items.get(at).is_some_and(|x| x.0 == index) {
             self.items[at] = item;
@@ -83,11 +95,15 @@ impl Splits {
         }
     }
 
-    pub(super) fn get(&self, index: usize) -> Option<(&[u8], bool)> {
+    /// The replacement of instruction `index` and its fix's name.
+    pub(super) fn get(&self, index: usize) -> Option<(&[u8], &'static str)> {
         let index = u32::try_from(index).ok()?;
         let at = self.items.binary_search_by_key(&index, |x| x.0).ok()?;
-        let (_, start, len, swapped) = self.items[at];
-        Some((&self.bytes[start..start + len as usize], swapped))
+        let (_, start, len, fix) = self.items[at];
+        Some((
+            &self.bytes[start..start + len as usize],
+            self.fixes[usize::from(fix)],
+        ))
     }
 
     /// Gives back the room left by growing (they are held to the end).

@@ -16,16 +16,12 @@ pub(super) fn sites(moving: &[Moving], grown: Vec<(u32, u32, usize)>) -> Vec<Pla
         .into_iter()
         .map(|(fi, idx, site)| {
             let (m, idx) = (&moving[fi as usize], idx as usize);
-            let (split, swapped) = m.splits.get(idx).expect("a split site");
+            let (code, fix) = m.replacements.get(idx).expect("an emitted site");
             PlacedSite {
                 site,
                 new_vaddr: m.new_vaddr + m.new_off(idx),
-                new_len: split.len() as u32,
-                fix: if swapped {
-                    "ds2-split-swapped"
-                } else {
-                    "ds2-split"
-                },
+                new_len: code.len() as u32,
+                fix,
             }
         })
         .collect()
@@ -42,7 +38,7 @@ pub(super) fn clauses_removed(bytes: &[u8], moving: &[Moving]) -> usize {
                 .enumerate()
                 .filter(|&(i, insn)| {
                     fields::clause_window(w32(&bytes[insn.at..]))
-                        .is_some_and(|n| (i + 1..=i + n).any(|j| m.splits.contains_key(j)))
+                        .is_some_and(|n| (i + 1..=i + n).any(|j| m.replacements.contains_key(j)))
                 })
                 .count()
         })

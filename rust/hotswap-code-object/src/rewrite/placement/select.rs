@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::insns::walk;
 use super::layout::{PlacedIslands, Shifts};
-use super::moving::{Moving, Splits};
+use super::moving::{Moving, Replacements};
 use super::refuse;
 use crate::gfx1250::{Analysis, FunctionKind};
 use crate::object::CodeObject;
@@ -65,7 +65,7 @@ pub(super) fn moving_functions(
             size: f.size,
             insns,
             shifts: Shifts::default(),
-            splits: Splits::default(),
+            replacements: Replacements::default(),
             pcs: Vec::new(),
             islands: PlacedIslands::default(),
             image_len: 0,

@@ -1,5 +1,6 @@
-//! The DS two-address split: one `ds_*_2addr*` instruction → two
-//! single-address DS operations and `s_wait_dscnt 0`, as A0 needs them.
+//! The DS two-address split, the first emitter behind the seam
+//! ([`super::Emitter`]): one `ds_*_2addr*` instruction → two single-address
+//! DS operations and `s_wait_dscnt 0`, as A0 needs them.
 //!
 //! A0's DS unit requires a two-address operation's address to be aligned to
 //! the payload (B0's does not; a misaligned DS2 silently corrupts LDS), so
@@ -26,12 +27,32 @@
 //!   the `data0` slot, or a tuple half crosses into the next bank), it is
 //!   bracketed by `s_set_vgpr_msb` (high byte: the previous mode, as LLVM
 //!   writes it) and the original mode is restored before the wait. An unknown
-//!   mode is refused by the caller ([`super::vgpr_mode`]).
+//!   mode is refused by the caller ([`crate::rewrite::vgpr_mode`]).
 //!
 //! The split needs no register beyond the instruction's own: the kernel
 //! descriptor and the metadata register counts stay valid.
 
-use crate::gfx1250::fields::Ds;
+use super::{Emitted, Refusal, Site};
+use crate::gfx1250::fields::{Ds, Fields};
+
+/// The fix's name in the report.
+pub const FIX: &str = "ds2-split";
+/// The fix's name when the two operations were issued in swapped order.
+pub const FIX_SWAPPED: &str = "ds2-split-swapped";
+
+/// The emitter of the `ds_2addr` class ([`super::Emitter`]): [`split_fields`]
+/// under the site's VGPR-MSB mode. It needs no scratch register.
+pub fn emit(site: &mut Site<'_>) -> Result<Emitted, Refusal> {
+    let Fields::Ds(ds) = site.fields else {
+        return Err(Refusal::new(SplitError::NotDs2.to_string()));
+    };
+    let (bytes, swapped) =
+        split_fields(&ds, site.vgpr_msb).map_err(|e| Refusal::new(e.to_string()))?;
+    Ok(Emitted {
+        bytes,
+        fix: if swapped { FIX_SWAPPED } else { FIX },
+    })
+}
 
 /// `s_wait_dscnt 0`.
 pub const S_WAIT_DSCNT_0: [u8; 4] = [0x00, 0x00, 0xc6, 0xbf];
