@@ -117,37 +117,136 @@ pub(super) fn table_room(object: &CodeObject<'_>, moving: &[Moving]) -> usize {
     (count(56) + 1) * 56 + (count(60) + 2) * 64 + copied.min(bytes.len()) + per_moved + 256
 }
 
+/// The tail as it is written: absolute file offsets follow the input's end.
+struct Tail {
+    /// The input's size (where the tail starts in the output).
+    base: usize,
+    bytes: Vec<u8>,
+}
+
+impl Tail {
+    /// The output's file offset of the next byte.
+    fn offset(&self) -> u64 {
+        self.base as u64 + self.bytes.len() as u64
+    }
+
+    /// Zero bytes up to the next 8-byte file offset.
+    fn pad8(&mut self) {
+        while (self.base + self.bytes.len()) % 8 != 0 {
+            self.bytes.push(0);
+        }
+    }
+
+    /// `table`'s bytes and, when its last string is unterminated, a 0 (the
+    /// last name keeps its end).
+    fn strings(&mut self, table: &[u8]) {
+        self.bytes.extend_from_slice(table);
+        if table.last().is_some_and(|&b| b != 0) {
+            self.bytes.push(0);
+        }
+    }
+}
+
+/// Where a table copy went: file offset and size.
+#[derive(Clone, Copy)]
+struct Placed {
+    offset: u64,
+    size: u64,
+}
+
+/// The section names copied, and the two new names' offsets in them.
+struct Names {
+    table: Placed,
+    text: u32,
+    marker: u32,
+}
+
+/// The symbol table and its strings copied with the new symbols.
+struct Symbols {
+    /// Section index, placement, `sh_info` (the first non-local symbol).
+    symtab: (usize, Placed, u32),
+    /// Section index and placement of its string table.
+    strtab: (usize, Placed),
+}
+
 /// Appends the tables to `tail` (the padding and the moved code) and makes
-/// the header's edits.
+/// the header's edits: program headers, section names, symbols, the marker,
+/// section headers, in this order.
 pub(super) fn tables(
     object: &CodeObject<'_>,
     moving: &[Moving],
     region: &Region,
-    mut tail: Vec<u8>,
+    tail: Vec<u8>,
 ) -> Result<Written, RewriteError> {
-    let (bytes, sections) = (object.bytes(), object.sections());
-    // The new tables.
+    let bytes = object.bytes();
     let pad = (region.file_offset - bytes.len() as u64) as usize;
     let code_size = (tail.len() - pad) as u64;
-    let mut patches = Vec::with_capacity(4);
-    let abs = |tail: &Vec<u8>| bytes.len() as u64 + tail.len() as u64;
-    let pad8 = |tail: &mut Vec<u8>| {
-        while (bytes.len() + tail.len()) % 8 != 0 {
-            tail.push(0);
-        }
+    let mut tail = Tail {
+        base: bytes.len(),
+        bytes: tail,
     };
-    pad8(&mut tail);
+    tail.pad8();
+    let (phoff, phnum) = program_headers(&mut tail, bytes, region, code_size);
+    let names = section_names(&mut tail, object)?;
+    tail.pad8();
+    let shnum = usize::from(elf::u16_at(bytes, 60).unwrap_or(0));
+    let symbols = symbols(&mut tail, object, moving, shnum as u16)?;
+    let moved = moving
+        .iter()
+        .map(|m| MovedFunction {
+            name: Arc::clone(&m.name),
+            original_vaddr: m.vaddr,
+            original_size: m.size,
+            new_vaddr: m.new_vaddr,
+            new_size: m.image_len,
+            symbol: if symbols.is_some() {
+                format!("{}{SYMBOL_SUFFIX}", m.name)
+            } else {
+                String::new()
+            },
+        })
+        .collect();
+    tail.pad8();
+    let marker = marker(&mut tail, moving);
+    tail.pad8();
+    let shoff = section_headers(
+        &mut tail,
+        bytes,
+        &names,
+        symbols.as_ref(),
+        region,
+        code_size,
+        marker,
+    );
+    let header = [
+        (32, phoff.to_le_bytes().to_vec()),
+        (40, shoff.to_le_bytes().to_vec()),
+        (56, ((phnum + 1) as u16).to_le_bytes().to_vec()),
+        (60, ((shnum + 2) as u16).to_le_bytes().to_vec()),
+    ]
+    .into_iter()
+    .map(|(file_offset, bytes)| Patch { file_offset, bytes })
+    .collect();
+    Ok(Written {
+        tail: tail.bytes,
+        header,
+        moved,
+    })
+}
 
-    // Program headers.
+/// The program header table: a copy (a `PT_PHDR`, which would describe the
+/// old table, becomes `PT_NULL`) and the new `PT_LOAD`. Its offset and the
+/// input's count.
+fn program_headers(tail: &mut Tail, bytes: &[u8], region: &Region, code_size: u64) -> (u64, usize) {
     let phoff = elf::u64_at(bytes, 32).unwrap_or(0) as usize;
     let phnum = usize::from(elf::u16_at(bytes, 56).unwrap_or(0));
-    let new_phoff = abs(&tail);
+    let new_phoff = tail.offset();
     for i in 0..phnum {
         let mut ph = bytes[phoff + i * 56..phoff + (i + 1) * 56].to_vec();
         if elf::u32_at(&ph, 0) == Some(6) {
             ph.fill(0); // PT_PHDR → PT_NULL
         }
-        tail.extend_from_slice(&ph);
+        tail.bytes.extend_from_slice(&ph);
     }
     let mut ph = Vec::with_capacity(56);
     ph.extend_from_slice(&elf::PT_LOAD.to_le_bytes());
@@ -158,154 +257,174 @@ pub(super) fn tables(
     ph.extend_from_slice(&code_size.to_le_bytes());
     ph.extend_from_slice(&code_size.to_le_bytes());
     ph.extend_from_slice(&PAGE.to_le_bytes());
-    tail.extend_from_slice(&ph);
+    tail.bytes.extend_from_slice(&ph);
+    (new_phoff, phnum)
+}
 
-    // Section names.
-    let shoff = elf::u64_at(bytes, 40).unwrap_or(0) as usize;
-    let shnum = usize::from(elf::u16_at(bytes, 60).unwrap_or(0));
+/// The section names: a copy plus [`TEXT_SECTION`] and [`MARKER_SECTION`].
+fn section_names(tail: &mut Tail, object: &CodeObject<'_>) -> Result<Names, RewriteError> {
+    let (bytes, sections) = (object.bytes(), object.sections());
     let shstrndx = usize::from(elf::u16_at(bytes, 62).unwrap_or(0));
     let shstr = sections
         .get(shstrndx)
         .and_then(|s| s.data(bytes))
         .ok_or_else(|| refuse("no .shstrtab".into()))?;
-    let new_shstr_off = abs(&tail);
-    tail.extend_from_slice(shstr);
-    if shstr.last().is_some_and(|&b| b != 0) {
-        tail.push(0); // the last name keeps its end
-    }
-    let text_name = (abs(&tail) - new_shstr_off) as u32;
-    tail.extend_from_slice(TEXT_SECTION.as_bytes());
-    tail.push(0);
-    let marker_name = text_name + TEXT_SECTION.len() as u32 + 1;
-    tail.extend_from_slice(MARKER_SECTION.as_bytes());
-    tail.push(0);
-    let new_shstr_size = abs(&tail) - new_shstr_off;
-    pad8(&mut tail);
-    let text_index = shnum as u16;
+    let offset = tail.offset();
+    tail.strings(shstr);
+    let text = (tail.offset() - offset) as u32;
+    tail.bytes.extend_from_slice(TEXT_SECTION.as_bytes());
+    tail.bytes.push(0);
+    let marker = text + TEXT_SECTION.len() as u32 + 1;
+    tail.bytes.extend_from_slice(MARKER_SECTION.as_bytes());
+    tail.bytes.push(0);
+    Ok(Names {
+        table: Placed {
+            offset,
+            size: tail.offset() - offset,
+        },
+        text,
+        marker,
+    })
+}
 
-    // Symbols.
+/// `.symtab` and its strings: copies with one local `STT_FUNC` symbol
+/// `<name>.a0` per image (section `text_index`), inserted after the existing
+/// locals.
+fn symbols(
+    tail: &mut Tail,
+    object: &CodeObject<'_>,
+    moving: &[Moving],
+    text_index: u16,
+) -> Result<Option<Symbols>, RewriteError> {
+    let (bytes, sections) = (object.bytes(), object.sections());
     // The table the analysis reads (the first `SHT_SYMTAB`), which
     // `check_tables` found static: a loaded section cannot move, and
     // `.dynsym` is left as it is.
-    let symtab = sections.iter().find(|s| s.sh_type == elf::SHT_SYMTAB);
-    if symtab.is_none() {
+    let Some(st) = sections.iter().find(|s| s.sh_type == elf::SHT_SYMTAB) else {
         // Without a symbol table the copies could not be named, and a second
         // analysis would find the moved code covered by no function.
         return Err(refuse(
             "no .symtab: the moved copies could not be named".into(),
         ));
+    };
+    if sections
+        .iter()
+        .any(|s| matches!(s.sh_type, 4 | 9) && s.link == u32::from(st.index))
+    {
+        return Err(refuse("a relocation section refers to .symtab".into()));
     }
-    let mut symtab_new: Option<(usize, u64, u64, u32, usize, u64, u64)> = None; // (symtab idx, off, size, info, strtab idx, off, size)
-    let mut moved_out: Vec<MovedFunction> = Vec::new();
-    if let Some(st) = symtab {
-        if sections
-            .iter()
-            .any(|s| matches!(s.sh_type, 4 | 9) && s.link == u32::from(st.index))
-        {
-            return Err(refuse("a relocation section refers to .symtab".into()));
-        }
-        let data = st
-            .data(bytes)
-            .ok_or_else(|| refuse(".symtab outside the object".into()))?;
-        let strtab = sections
-            .get(st.link as usize)
-            .ok_or_else(|| refuse(".symtab has no string table".into()))?;
-        let strdata = strtab
-            .data(bytes)
-            .ok_or_else(|| refuse(".strtab outside the object".into()))?;
-        let info_at = shoff + usize::from(st.index) * 64 + 44;
-        let info = elf::u32_at(bytes, info_at).unwrap_or(0) as usize;
-        let locals = info.min(data.len() / 24) * 24;
-        let new_str_off = abs(&tail);
-        tail.extend_from_slice(strdata);
-        if strdata.last().is_some_and(|&b| b != 0) {
-            tail.push(0); // the last name keeps its end
-        }
-        let mut names = Vec::new();
-        for m in moving {
-            names.push((abs(&tail) - new_str_off) as u32);
-            tail.extend_from_slice(m.name.as_bytes());
-            tail.extend_from_slice(SYMBOL_SUFFIX.as_bytes());
-            tail.push(0);
-        }
-        let new_str_size = abs(&tail) - new_str_off;
-        pad8(&mut tail);
-        let new_sym_off = abs(&tail);
-        tail.extend_from_slice(&data[..locals]);
-        for (m, &name) in moving.iter().zip(&names) {
-            tail.extend_from_slice(&name.to_le_bytes());
-            tail.push(elf::STT_FUNC); // STB_LOCAL
-            tail.push(0);
-            tail.extend_from_slice(&text_index.to_le_bytes());
-            tail.extend_from_slice(&m.new_vaddr.to_le_bytes());
-            tail.extend_from_slice(&m.image_len.to_le_bytes());
-        }
-        tail.extend_from_slice(&data[locals..data.len() / 24 * 24]);
-        let new_sym_size = abs(&tail) - new_sym_off;
-        symtab_new = Some((
-            usize::from(st.index),
-            new_sym_off,
-            new_sym_size,
-            (locals / 24 + moving.len()) as u32,
-            st.link as usize,
-            new_str_off,
-            new_str_size,
-        ));
-    }
+    let data = st
+        .data(bytes)
+        .ok_or_else(|| refuse(".symtab outside the object".into()))?;
+    let strtab = sections
+        .get(st.link as usize)
+        .ok_or_else(|| refuse(".symtab has no string table".into()))?;
+    let strdata = strtab
+        .data(bytes)
+        .ok_or_else(|| refuse(".strtab outside the object".into()))?;
+    let shoff = elf::u64_at(bytes, 40).unwrap_or(0) as usize;
+    let info_at = shoff + usize::from(st.index) * 64 + 44;
+    let info = elf::u32_at(bytes, info_at).unwrap_or(0) as usize;
+    let locals = info.min(data.len() / 24) * 24;
+    let str_off = tail.offset();
+    tail.strings(strdata);
+    let mut names = Vec::new();
     for m in moving {
-        moved_out.push(MovedFunction {
-            name: Arc::clone(&m.name),
-            original_vaddr: m.vaddr,
-            original_size: m.size,
-            new_vaddr: m.new_vaddr,
-            new_size: m.image_len,
-            symbol: if symtab_new.is_some() {
-                format!("{}{SYMBOL_SUFFIX}", m.name)
-            } else {
-                String::new()
-            },
-        });
+        names.push((tail.offset() - str_off) as u32);
+        tail.bytes.extend_from_slice(m.name.as_bytes());
+        tail.bytes.extend_from_slice(SYMBOL_SUFFIX.as_bytes());
+        tail.bytes.push(0);
     }
+    let str_size = tail.offset() - str_off;
+    tail.pad8();
+    let sym_off = tail.offset();
+    tail.bytes.extend_from_slice(&data[..locals]);
+    for (m, &name) in moving.iter().zip(&names) {
+        tail.bytes.extend_from_slice(&name.to_le_bytes());
+        tail.bytes.push(elf::STT_FUNC); // STB_LOCAL
+        tail.bytes.push(0);
+        tail.bytes.extend_from_slice(&text_index.to_le_bytes());
+        tail.bytes.extend_from_slice(&m.new_vaddr.to_le_bytes());
+        tail.bytes.extend_from_slice(&m.image_len.to_le_bytes());
+    }
+    tail.bytes
+        .extend_from_slice(&data[locals..data.len() / 24 * 24]);
+    Ok(Some(Symbols {
+        symtab: (
+            usize::from(st.index),
+            Placed {
+                offset: sym_off,
+                size: tail.offset() - sym_off,
+            },
+            (locals / 24 + moving.len()) as u32,
+        ),
+        strtab: (
+            st.link as usize,
+            Placed {
+                offset: str_off,
+                size: str_size,
+            },
+        ),
+    }))
+}
 
-    // The marker.
-    pad8(&mut tail);
-    let marker_off = abs(&tail);
+/// The marker note (see the module documentation).
+fn marker(tail: &mut Tail, moving: &[Moving]) -> Placed {
+    let offset = tail.offset();
     let desc_len = 8 + 32 * moving.len();
-    tail.extend_from_slice(&(MARKER_OWNER.len() as u32 + 1).to_le_bytes());
-    tail.extend_from_slice(&(desc_len as u32).to_le_bytes());
-    tail.extend_from_slice(&NT_HOTSWAP_MOVED.to_le_bytes());
-    tail.extend_from_slice(MARKER_OWNER);
-    tail.push(0); // "HOTSWAP\0": 8 bytes, 4-aligned
-    tail.extend_from_slice(&1u32.to_le_bytes());
-    tail.extend_from_slice(&(moving.len() as u32).to_le_bytes());
+    let out = &mut tail.bytes;
+    out.extend_from_slice(&(MARKER_OWNER.len() as u32 + 1).to_le_bytes());
+    out.extend_from_slice(&(desc_len as u32).to_le_bytes());
+    out.extend_from_slice(&NT_HOTSWAP_MOVED.to_le_bytes());
+    out.extend_from_slice(MARKER_OWNER);
+    out.push(0); // "HOTSWAP\0": 8 bytes, 4-aligned
+    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&(moving.len() as u32).to_le_bytes());
     for m in moving {
         for v in [m.vaddr, m.size, m.new_vaddr, m.image_len] {
-            tail.extend_from_slice(&v.to_le_bytes());
+            out.extend_from_slice(&v.to_le_bytes());
         }
     }
-    let marker_size = abs(&tail) - marker_off;
-    pad8(&mut tail);
+    Placed {
+        offset,
+        size: tail.offset() - offset,
+    }
+}
 
-    // Section headers.
-    let new_shoff = abs(&tail);
+/// The section header table: a copy pointing at the copied tables, plus
+/// [`TEXT_SECTION`] and [`MARKER_SECTION`]. Its offset.
+fn section_headers(
+    tail: &mut Tail,
+    bytes: &[u8],
+    names: &Names,
+    symbols: Option<&Symbols>,
+    region: &Region,
+    code_size: u64,
+    marker: Placed,
+) -> u64 {
+    let shoff = elf::u64_at(bytes, 40).unwrap_or(0) as usize;
+    let shnum = usize::from(elf::u16_at(bytes, 60).unwrap_or(0));
+    let shstrndx = usize::from(elf::u16_at(bytes, 62).unwrap_or(0));
+    let place = |sh: &mut [u8], p: Placed| {
+        sh[24..32].copy_from_slice(&p.offset.to_le_bytes());
+        sh[32..40].copy_from_slice(&p.size.to_le_bytes());
+    };
+    let new_shoff = tail.offset();
     for i in 0..shnum {
         let mut sh = bytes[shoff + i * 64..shoff + (i + 1) * 64].to_vec();
         if i == shstrndx {
-            sh[24..32].copy_from_slice(&new_shstr_off.to_le_bytes());
-            sh[32..40].copy_from_slice(&new_shstr_size.to_le_bytes());
+            place(&mut sh, names.table);
         }
-        if let Some((sti, so, ss, info, stri, tro, trs)) = symtab_new {
-            if i == sti {
-                sh[24..32].copy_from_slice(&so.to_le_bytes());
-                sh[32..40].copy_from_slice(&ss.to_le_bytes());
-                sh[44..48].copy_from_slice(&info.to_le_bytes());
+        if let Some(s) = symbols {
+            if i == s.symtab.0 {
+                place(&mut sh, s.symtab.1);
+                sh[44..48].copy_from_slice(&s.symtab.2.to_le_bytes());
             }
-            if i == stri {
-                sh[24..32].copy_from_slice(&tro.to_le_bytes());
-                sh[32..40].copy_from_slice(&trs.to_le_bytes());
+            if i == s.strtab.0 {
+                place(&mut sh, s.strtab.1);
             }
         }
-        tail.extend_from_slice(&sh);
+        tail.bytes.extend_from_slice(&sh);
     }
     let section = |name: u32, ty: u32, flags: u64, addr: u64, off: u64, size: u64, align: u64| {
         let mut sh = Vec::with_capacity(64);
@@ -320,8 +439,8 @@ pub(super) fn tables(
         sh.extend_from_slice(&[0u8; 8]); // entsize
         sh
     };
-    tail.extend_from_slice(&section(
-        text_name,
+    tail.bytes.extend_from_slice(&section(
+        names.text,
         1,
         elf::SHF_ALLOC | elf::SHF_EXECINSTR,
         region.vaddr,
@@ -329,28 +448,14 @@ pub(super) fn tables(
         code_size,
         FUNCTION_ALIGN,
     ));
-    tail.extend_from_slice(&section(marker_name, 7, 0, 0, marker_off, marker_size, 4));
-
-    // The ELF header.
-    patches.push(Patch {
-        file_offset: 32,
-        bytes: new_phoff.to_le_bytes().to_vec(),
-    });
-    patches.push(Patch {
-        file_offset: 40,
-        bytes: new_shoff.to_le_bytes().to_vec(),
-    });
-    patches.push(Patch {
-        file_offset: 56,
-        bytes: ((phnum + 1) as u16).to_le_bytes().to_vec(),
-    });
-    patches.push(Patch {
-        file_offset: 60,
-        bytes: ((shnum + 2) as u16).to_le_bytes().to_vec(),
-    });
-    Ok(Written {
-        tail,
-        header: patches,
-        moved: moved_out,
-    })
+    tail.bytes.extend_from_slice(&section(
+        names.marker,
+        7,
+        0,
+        0,
+        marker.offset,
+        marker.size,
+        4,
+    ));
+    new_shoff
 }
