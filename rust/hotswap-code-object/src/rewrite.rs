@@ -188,8 +188,8 @@ pub struct Report {
     pub remaining: Vec<SiteInfo>,
     /// The metadata retag (`None` only in a default-constructed report).
     pub retag: Option<Retag>,
-    /// The DS two-address sites fixed by growth, in file order: where each
-    /// one's replacement starts and how long it is.
+    /// The sites fixed by growth (their class's emitter, [`emit`]), in file
+    /// order: where each one's replacement starts and how long it is.
     pub grown: Vec<GrownSite>,
     /// The functions moved into the appended region, in address order.
     pub moved: Vec<MovedFunction>,
@@ -402,8 +402,9 @@ pub enum RewriteError {
     /// Sites that need code growth remain (every one, in file order); the
     /// refusal of the default options.
     NeedsGrowth(Vec<SiteInfo>),
-    /// The DS two-address split by moving code cannot be done exactly (the
-    /// reason names the site or the function and what is not understood).
+    /// Code growth (a site's emitter, moving its function) cannot be done
+    /// exactly (the reason names the site or the function and what is not
+    /// understood).
     Growth(String),
 }
 

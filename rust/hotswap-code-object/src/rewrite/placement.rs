@@ -111,7 +111,7 @@ pub struct GrownSite {
     pub new_vaddr: u64,
     /// The replacement's length in bytes.
     pub new_len: u32,
-    /// `ds2-split` or `ds2-split-swapped`.
+    /// The emitter's name of the fix (`ds2-split`, `ds2-split-swapped`).
     pub fix: &'static str,
 }
 
@@ -155,7 +155,8 @@ pub(super) struct Placement {
     /// a second copy of the tail.
     pub tail: Vec<u8>,
     pub moved: Vec<MovedFunction>,
-    /// The DS2 sites fixed, in the order of `place`'s `sites`.
+    /// The sites replaced by their emitters, in the order of `place`'s
+    /// `sites`.
     pub sites: Vec<PlacedSite>,
     /// Clauses in moved code replaced by `s_nop 0`.
     pub clauses_removed: usize,
@@ -164,7 +165,7 @@ pub(super) struct Placement {
     pub relocated: Vec<super::Relocated>,
 }
 
-/// Where the replacement of one DS2 site went: a [`GrownSite`] without the
+/// Where the replacement of one emitted site went: a [`GrownSite`] without the
 /// site, which the caller owns (`site` is its index in `place`'s `sites`),
 /// so that the report's sites are moved there rather than copied.
 #[derive(Clone, Debug, PartialEq, Eq)]
