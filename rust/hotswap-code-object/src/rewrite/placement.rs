@@ -2,7 +2,7 @@
 //! of a class with an emitter ([`super::emit`]; today the DS two-address
 //! split, [`super::ds2`]) is copied, with each such site replaced by its
 //! emitter's code, into a new executable region appended to the object, and
-//! every entry into it is redirected. [`place`] lists the stages, one module
+//! every entry into it is redirected. `place` lists the stages, one module
 //! each. No original byte moves: data keeps its addresses, the
 //! original copies stay in place (nothing enters them any more).
 //!
