@@ -232,85 +232,24 @@ fn sites(list: &[SiteInfo]) -> Vec<SiteOut> {
         .collect()
 }
 
-/// Every changed site, in input order: same-size fixes (at their executed
-/// copy) and DS2 splits.
+/// Every changed site, in input order, as the rewrite reports it (same-size
+/// fixes at their executed copy, sites fixed by growth at their
+/// replacement).
 fn changes(report: &rewrite::Report) -> Vec<ChangeOut> {
-    // Where an address of a moved function is executed now: its offset in
-    // the function is kept up to the first split before it, so map through
-    // the splits (each grows by new_len - 8). Logarithmic per address: the
-    // moved functions by original address, the growth as prefix sums.
-    let mut moved: Vec<&rewrite::MovedFunction> = report.moved.iter().collect();
-    moved.sort_by_key(|m| m.original_vaddr);
-    let mut grown: Vec<(u64, u64)> = report
-        .grown
-        .iter()
-        .map(|g| (g.site.vaddr, u64::from(g.new_len) - u64::from(g.site.len)))
-        .collect();
-    grown.sort_unstable();
-    let mut grown_before = Vec::with_capacity(grown.len() + 1);
-    grown_before.push(0u64);
-    for &(_, by) in &grown {
-        grown_before.push(grown_before[grown_before.len() - 1] + by);
-    }
-    let growth_before = |vaddr: u64| grown_before[grown.partition_point(|g| g.0 < vaddr)];
-    let executed = |vaddr: u64| -> u64 {
-        let i = moved.partition_point(|m| m.original_vaddr <= vaddr);
-        let Some(m) = i
-            .checked_sub(1)
-            .map(|i| moved[i])
-            .filter(|m| vaddr - m.original_vaddr < m.original_size)
-        else {
-            return vaddr;
-        };
-        let growth = growth_before(vaddr) - growth_before(m.original_vaddr);
-        // Islands before the site (those that precede it included).
-        let islands = report
-            .islands
-            .iter()
-            .filter(|i| {
-                i.function == m.name
-                    && i.before_original_vaddr >= m.original_vaddr
-                    && i.before_original_vaddr <= vaddr
-            })
-            .count() as u64;
-        m.new_vaddr + (vaddr - m.original_vaddr) + growth + 4 * islands
-    };
-    let mut out: Vec<(u64, ChangeOut)> = report
-        .fixed
-        .iter()
-        .map(|s| {
-            (
-                s.vaddr,
-                ChangeOut {
-                    class: s.class.as_str(),
-                    mnemonic: s.mnemonic,
-                    function: s.function.to_string(),
-                    original_vaddr: s.vaddr,
-                    new_vaddr: executed(s.vaddr),
-                    new_len: u32::from(s.len),
-                    fix: "same-size",
-                    code_object: None,
-                },
-            )
+    report
+        .changes()
+        .into_iter()
+        .map(|c| ChangeOut {
+            class: c.site.class.as_str(),
+            mnemonic: c.site.mnemonic,
+            function: c.site.function.to_string(),
+            original_vaddr: c.site.vaddr,
+            new_vaddr: c.new_vaddr,
+            new_len: c.new_len,
+            fix: c.fix,
+            code_object: None,
         })
-        .chain(report.grown.iter().map(|g| {
-            (
-                g.site.vaddr,
-                ChangeOut {
-                    class: g.site.class.as_str(),
-                    mnemonic: g.site.mnemonic,
-                    function: g.site.function.to_string(),
-                    original_vaddr: g.site.vaddr,
-                    new_vaddr: g.new_vaddr,
-                    new_len: g.new_len,
-                    fix: g.fix,
-                    code_object: None,
-                },
-            )
-        }))
-        .collect();
-    out.sort_by_key(|c| c.0);
-    out.into_iter().map(|c| c.1).collect()
+        .collect()
 }
 
 fn retag_text(r: Retag) -> String {

@@ -62,7 +62,7 @@
 //! Idempotent: the output's sites are all in their A0 form, so rewriting it
 //! again gives the same bytes. Never panics on any input.
 
-pub mod ds2;
+pub mod emit;
 mod islands;
 pub mod placement;
 mod retag;
@@ -76,6 +76,7 @@ use crate::isa::IsaError;
 use crate::metadata::{self, MetadataError};
 use crate::object::CodeObject;
 
+pub use emit::ds2;
 pub use placement::{
     moved_functions, moved_functions_of, BranchIsland, GrownSite, MovedFunction, MovedRange,
 };
@@ -198,8 +199,8 @@ pub struct Report {
     pub remaining: Vec<SiteInfo>,
     /// The metadata retag (`None` only in a default-constructed report).
     pub retag: Option<Retag>,
-    /// The DS two-address sites fixed by growth, in file order: where each
-    /// one's replacement starts and how long it is.
+    /// The sites fixed by growth (their class's emitter, [`emit`]), in file
+    /// order: where each one's replacement starts and how long it is.
     pub grown: Vec<GrownSite>,
     /// The functions moved into the appended region, in address order.
     pub moved: Vec<MovedFunction>,
@@ -214,6 +215,35 @@ pub struct Report {
     pub unreachable: Vec<SiteInfo>,
     /// In such an object: the marker's map.
     pub previously_moved: Vec<MovedRange>,
+    /// The fixed sites that lie in a moved function, where their fixed copy
+    /// is executed now (in the function's image), by original address; every
+    /// other fixed site is executed where it is.
+    pub relocated: Vec<Relocated>,
+}
+
+/// A fixed site in a moved function: where it was, where its copy is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Relocated {
+    /// The site's address in the input.
+    pub original_vaddr: u64,
+    /// The address of its copy in the moved function's image.
+    pub new_vaddr: u64,
+}
+
+/// One changed site of a [`Report`]: where it was, where the code that
+/// replaces it is executed, how long that code is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SiteChange<'a> {
+    /// The site (its class, mnemonic, function and original address).
+    pub site: &'a SiteInfo,
+    /// The address of its (first) replacement instruction in the output:
+    /// the copy's in a moved function, else the site's own.
+    pub new_vaddr: u64,
+    /// The replacement's length in bytes.
+    pub new_len: u32,
+    /// `same-size`, or the emitter's name for a site fixed by growth
+    /// ([`GrownSite::fix`]).
+    pub fix: &'static str,
 }
 
 impl Report {
@@ -230,6 +260,38 @@ impl Report {
     /// The number of remaining sites of `class`.
     pub fn remaining_count(&self, class: A0Class) -> usize {
         self.remaining.iter().filter(|s| s.class == class).count()
+    }
+
+    /// Where the fixed copy of the site at `vaddr` is executed: its image's
+    /// address in a moved function ([`Report::relocated`]), else `vaddr`.
+    pub fn executed_vaddr(&self, vaddr: u64) -> u64 {
+        self.relocated
+            .binary_search_by_key(&vaddr, |r| r.original_vaddr)
+            .map_or(vaddr, |i| self.relocated[i].new_vaddr)
+    }
+
+    /// Every changed site, in input address order (at one address, the
+    /// same-size fixes before a growth): the same-size fixes at their
+    /// executed copy, and the sites fixed by growth.
+    pub fn changes(&self) -> Vec<SiteChange<'_>> {
+        let mut out: Vec<SiteChange<'_>> = self
+            .fixed
+            .iter()
+            .map(|s| SiteChange {
+                site: s,
+                new_vaddr: self.executed_vaddr(s.vaddr),
+                new_len: u32::from(s.len),
+                fix: "same-size",
+            })
+            .chain(self.grown.iter().map(|g| SiteChange {
+                site: &g.site,
+                new_vaddr: g.new_vaddr,
+                new_len: g.new_len,
+                fix: g.fix,
+            }))
+            .collect();
+        out.sort_by_key(|c| c.site.vaddr);
+        out
     }
 }
 
@@ -352,8 +414,9 @@ pub enum RewriteError {
     /// Sites that need code growth remain (every one, in file order); the
     /// refusal of the default options.
     NeedsGrowth(Vec<SiteInfo>),
-    /// The DS two-address split by moving code cannot be done exactly (the
-    /// reason names the site or the function and what is not understood).
+    /// Code growth (a site's emitter, moving its function) cannot be done
+    /// exactly (the reason names the site or the function and what is not
+    /// understood).
     Growth(String),
 }
 
@@ -507,7 +570,7 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
             .iter()
             .any(|r| vaddr >= r.original_vaddr && vaddr - r.original_vaddr < r.original_size)
     };
-    let mut ds2_sites: Vec<SiteInfo> = Vec::new();
+    let mut growth_sites: Vec<SiteInfo> = Vec::new();
     // (file offset, fixed bytes so far, the classes fixed, the function), in
     // offset order: functions come in address order, so a fix is appended
     // unless functions overlap or alias.
@@ -518,7 +581,7 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
             let info = || SiteInfo::new(&name, function, site);
             match site.fix {
                 _ if moved_away(site.vaddr) => report.unreachable.push(info()),
-                Fix::Growth if site.class == A0Class::Ds2addr => ds2_sites.push(info()),
+                Fix::Growth if emit::emitter(site.class).is_some() => growth_sites.push(info()),
                 Fix::Growth => report.remaining.push(info()),
                 Fix::SameSize if !site.needs_change => {}
                 Fix::SameSize
@@ -581,7 +644,7 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         &mut report.kept,
         &mut report.remaining,
         &mut report.unreachable,
-        &mut ds2_sites,
+        &mut growth_sites,
     ] {
         list.sort_by_key(|s| (s.file_offset, s.class));
         list.dedup_by_key(|s| (s.file_offset, s.class));
@@ -609,16 +672,16 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
     patches.sort_by_key(|p| p.file_offset);
     report.previously_moved = previously_moved;
     let mut tail = Vec::new();
-    if !ds2_sites.is_empty() {
+    if !growth_sites.is_empty() {
         // Growth: the copies get the same-size fixes too.
-        let placed = placement::place(object, &patches, &analysis, &ds2_sites)?;
+        let placed = placement::place(object, &patches, &analysis, &growth_sites, &report.fixed)?;
         drop(analysis);
         patches.extend(placed.patches);
         patches.sort_by_key(|p| p.file_offset);
         tail = placed.tail;
         // The sites move into the report: `placed.sites` follows their
         // order, each one once.
-        let mut sites = ds2_sites.into_iter().enumerate();
+        let mut sites = growth_sites.into_iter().enumerate();
         report.grown = placed
             .sites
             .into_iter()
@@ -635,6 +698,7 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         report.moved = placed.moved;
         report.clauses_removed = placed.clauses_removed;
         report.islands = placed.islands;
+        report.relocated = placed.relocated;
     }
     Ok(Plan {
         len: code_object.len(),

@@ -79,7 +79,7 @@ pub enum Rule {
     /// (231) names `_lo` (230) instead.
     FlatScratchBaseLo,
     /// Growth, made by the native rewriter: the DS two-address split
-    /// (`rewrite/ds2.rs`).
+    /// (`rewrite/emit/ds2.rs`, behind the emitter seam `rewrite/emit.rs`).
     Ds2Split,
     /// Growth the native rewriter does not make: the object is refused.
     None,

@@ -60,6 +60,7 @@
 //! ```
 
 pub mod classes;
+pub mod fields;
 pub mod walker;
 
 #[allow(clippy::all)]

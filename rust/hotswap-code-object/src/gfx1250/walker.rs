@@ -27,6 +27,7 @@
 //! tensor ones (including ROCm's legacy `tensor_load_to_lds` encoding), and the
 //! unassigned encoding spaces.
 
+use super::fields::Scalar;
 use super::operand_table as table;
 
 /// The encoding family of an instruction.
@@ -316,15 +317,18 @@ fn vop_short(w0: u32) -> Result<(usize, Family, u16), DecodeError> {
 
 /// SOP2, SOPK, SOP1, SOPC, SOPP (bits [31:30] = 10).
 fn scalar(w0: u32) -> Result<(usize, Family, u16), DecodeError> {
-    let (family, op) = match (w0 >> 23) & 0x1FF {
-        0x17D => (Family::Sop1, ((w0 >> 8) & 0xFF) as u16),
-        0x17E => (Family::Sopc, ((w0 >> 16) & 0x7F) as u16),
-        0x17F => (Family::Sopp, ((w0 >> 16) & 0x7F) as u16),
-        _ if (w0 >> 28) == 0xB => (Family::Sopk, ((w0 >> 23) & 0x1F) as u16),
-        _ => (Family::Sop2, ((w0 >> 23) & 0x7F) as u16),
+    let s = Scalar::decode(w0).ok_or(DecodeError::Unknown)?;
+    let family = match s {
+        Scalar::Sop1(_) => Family::Sop1,
+        Scalar::Sop2(_) => Family::Sop2,
+        Scalar::Sopk(_) => Family::Sopk,
+        Scalar::Sopc(_) => Family::Sopc,
+        Scalar::Sopp(_) => Family::Sopp,
     };
+    let op = u16::from(s.op());
     let (used, _) = salu_sources(family, op).ok_or(DecodeError::Unknown)?;
-    let fields = [w0 & 0xFF, (w0 >> 8) & 0xFF, 0];
+    let [s0, s1] = s.sources();
+    let fields = [u32::from(s0), u32::from(s1), 0];
     let extra = match (family, op) {
         // s_fmaak_f32 / s_fmamk_f32: a 32-bit K.
         (Family::Sop2, 0x45 | 0x46) => 4,

@@ -164,6 +164,59 @@ fn a_branch_the_splits_put_out_of_reach_goes_through_an_island() {
     assert_eq!(again.bytes, r.bytes);
 }
 
+/// `s_sethalt 0`: a same-size site (fixed as `s_nop 0`).
+const SETHALT: [u8; 4] = [0x00, 0x00, 0x82, 0xbf];
+
+#[test]
+fn the_report_says_where_each_fixed_site_of_moved_code_is_executed() {
+    // As above, with an s_sethalt after the island point and one before the
+    // return: their copies move by the splits before them and the island.
+    let half: Vec<u8> = DS2.iter().copied().cycle().take(8 * 4000).collect();
+    let back = (-(4 + 32000 + 4 + 4 + 32000 + 4) / 4) as i16;
+    let code = [
+        S_NOP.to_vec(),
+        half.clone(),
+        vec![0x00, 0x00, 0xa0, 0xbf],
+        SETHALT.to_vec(),
+        half,
+        [back.to_le_bytes().to_vec(), vec![0xa2, 0xbf]].concat(),
+        SETHALT.to_vec(),
+        S_SET_PC.to_vec(),
+    ]
+    .concat();
+    let obj = Obj::functions(&[("k", code)]);
+    let r = rewrite_b0_to_a0(&obj.build(), &default()).unwrap();
+    assert!(r.report.is_complete());
+    assert_eq!(r.report.islands.len(), 1);
+    let m = &r.report.moved[0];
+    let changes = r.report.changes();
+    assert_eq!(changes.len(), 8000 + 2);
+    let fixed: Vec<_> = changes.iter().filter(|c| c.fix == "same-size").collect();
+    assert_eq!(fixed.len(), 2);
+    let k = obj.vaddr(0);
+    let island = r.report.islands[0].vaddr;
+    // Independently of the layout: the first follows the island, the second
+    // the last split; both are the fix (s_nop 0) in the copy.
+    assert_eq!(fixed[0].site.vaddr, k + 4 + 32000 + 4);
+    assert_eq!(fixed[0].new_vaddr, island + 4);
+    assert_eq!(fixed[1].new_vaddr, m.new_vaddr + m.new_size - 8);
+    for c in &fixed {
+        assert_eq!(image(&r.bytes, c.new_vaddr, 4), S_NOP, "{:#x}", c.new_vaddr);
+        assert_eq!(r.report.executed_vaddr(c.site.vaddr), c.new_vaddr);
+    }
+    // The changes are in input order, the splits at their own addresses.
+    assert!(changes
+        .windows(2)
+        .all(|w| w[0].site.vaddr < w[1].site.vaddr));
+    let grown: Vec<_> = changes.iter().filter(|c| c.fix == "ds2-split").collect();
+    assert_eq!(grown.len(), 8000);
+    assert!(grown
+        .iter()
+        .all(|c| image(&r.bytes, c.new_vaddr, 20) == SPLIT));
+    // A site outside moved code is executed where it is.
+    assert_eq!(r.report.executed_vaddr(0x10), 0x10);
+}
+
 #[test]
 fn a_far_branch_with_no_place_for_an_island_is_refused_naming_it() {
     // As above without the s_branch: nothing in reach of both ends stops

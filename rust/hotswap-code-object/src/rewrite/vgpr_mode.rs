@@ -15,6 +15,8 @@
 //! state changes at most twice (unset → known → unknown), so the walk is
 //! linear in the function's size.
 
+use crate::gfx1250::fields::{sop1, sopk, sopp, HwReg, Scalar};
+
 /// The mode at one instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -50,29 +52,49 @@ pub enum Flow {
 }
 
 /// The control flow of one instruction at `vaddr` with first dword `w0`.
+#[inline]
 pub fn flow(vaddr: u64, w0: u32) -> Flow {
-    if w0 >> 23 == 0x17F {
-        // SOPP
-        let op = (w0 >> 16) & 0x7f;
-        let target = || {
-            let simm = i64::from(w0 as u16 as i16);
-            vaddr.wrapping_add(4).wrapping_add((simm * 4) as u64)
-        };
-        return match op {
-            0x20 => Flow::Jump(target()),
-            0x21..=0x26 => Flow::Branch(target()),
-            0x30 | 0x31 => Flow::Stop, // s_endpgm, s_endpgm_saved
+    match Scalar::decode(w0) {
+        Some(Scalar::Sopp(i)) => match i.op {
+            sopp::S_BRANCH => Flow::Jump(i.branch_target(vaddr)),
+            _ if i.is_branch() => Flow::Branch(i.branch_target(vaddr)),
+            sopp::S_ENDPGM | sopp::S_ENDPGM_SAVED => Flow::Stop,
             _ => Flow::Next,
-        };
+        },
+        Some(Scalar::Sop1(i)) if matches!(i.op, sop1::S_SET_PC_I64 | sop1::S_RFE_I64) => Flow::Stop,
+        _ => Flow::Next,
     }
-    if w0 >> 23 == 0x17D {
-        // SOP1: s_set_pc_i64 (0x48), s_rfe_i64 (0x4a)
-        let op = (w0 >> 8) & 0xff;
-        if op == 0x48 || op == 0x4a {
-            return Flow::Stop;
-        }
+}
+
+/// Whether the instruction with first dword `w0` can change the mode (an
+/// `s_set_vgpr_msb`, an `s_setreg*`, a call): a function with none runs in
+/// the entry mode throughout.
+#[inline]
+pub fn may_change(w0: u32) -> bool {
+    match Scalar::decode(w0) {
+        Some(Scalar::Sopp(i)) => i.op == sopp::S_SET_VGPR_MSB,
+        Some(Scalar::Sopk(i)) => matches!(i.op, sopk::S_SETREG_B32 | sopk::S_SETREG_IMM32_B32),
+        Some(Scalar::Sop1(i)) => i.op == sop1::S_SWAP_PC_I64,
+        _ => false,
     }
-    Flow::Next
+}
+
+/// Whether the instruction with first dword `w0` reads or writes the PC
+/// (`s_get_pc_i64`, `s_set_pc_i64`, `s_swap_pc_i64`, `s_rfe_i64`,
+/// `s_add_pc_i64`).
+#[inline]
+pub fn reads_or_writes_pc(w0: u32) -> bool {
+    matches!(
+        Scalar::decode(w0),
+        Some(Scalar::Sop1(i)) if matches!(
+            i.op,
+            sop1::S_GET_PC_I64
+                | sop1::S_SET_PC_I64
+                | sop1::S_SWAP_PC_I64
+                | sop1::S_RFE_I64
+                | sop1::S_ADD_PC_I64
+        )
+    )
 }
 
 /// The mode after one instruction (`bytes`) given the mode before it.
@@ -83,21 +105,15 @@ fn transfer(bytes: &[u8], before: Mode) -> Mode {
     else {
         return before;
     };
-    if w0 >> 16 == 0xBF86 {
-        return Mode::Known(w0 as u8); // s_set_vgpr_msb
-    }
-    if w0 >> 28 == 0xB {
-        // SOPK: s_setreg_b32 (0x12), s_setreg_imm32_b32 (0x13)
-        let op = (w0 >> 23) & 0x1f;
-        if op == 0x12 || op == 0x13 {
-            let id = w0 & 0x3f;
-            let offset = (w0 >> 6) & 0x1f;
-            let size = ((w0 >> 11) & 0x1f) + 1;
-            const HW_REG_MODE: u32 = 1;
-            if id != HW_REG_MODE || offset + size <= 12 || offset >= 20 {
+    match Scalar::decode(w0) {
+        Some(Scalar::Sopp(i)) if i.op == sopp::S_SET_VGPR_MSB => Mode::Known(i.simm16 as u8),
+        Some(Scalar::Sopk(i)) if matches!(i.op, sopk::S_SETREG_B32 | sopk::S_SETREG_IMM32_B32) => {
+            let HwReg { id, offset, size } = i.hwreg();
+            let (offset, size) = (u32::from(offset), u32::from(size));
+            if id != sopk::HW_REG_MODE || offset + size <= 12 || offset >= 20 {
                 return before;
             }
-            if op == 0x13 && offset <= 12 && offset + size >= 20 {
+            if i.op == sopk::S_SETREG_IMM32_B32 && offset <= 12 && offset + size >= 20 {
                 if let Some(imm) = bytes
                     .get(4..8)
                     .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -106,13 +122,20 @@ fn transfer(bytes: &[u8], before: Mode) -> Mode {
                     return Mode::Known(field.rotate_right(2));
                 }
             }
-            return Mode::Unknown;
+            Mode::Unknown
         }
+        // s_swap_pc_i64: the callee returns with mode 0.
+        Some(Scalar::Sop1(i)) if i.op == sop1::S_SWAP_PC_I64 => Mode::Known(0),
+        _ => before,
     }
-    if w0 >> 23 == 0x17D && (w0 >> 8) & 0xff == 0x49 {
-        return Mode::Known(0); // s_swap_pc_i64: the callee returns with mode 0
-    }
-    before
+}
+
+/// The mode after straight-line code (`insns`, each an instruction's bytes)
+/// entered in mode `before`.
+pub fn after_straight_line<'a>(insns: impl IntoIterator<Item = &'a [u8]>, before: Mode) -> Mode {
+    insns
+        .into_iter()
+        .fold(before, |mode, bytes| transfer(bytes, mode))
 }
 
 /// The mode before each instruction: `insns` are `(vaddr, bytes)` in address

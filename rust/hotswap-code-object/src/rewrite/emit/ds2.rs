@@ -1,5 +1,6 @@
-//! The DS two-address split: one `ds_*_2addr*` instruction → two
-//! single-address DS operations and `s_wait_dscnt 0`, as A0 needs them.
+//! The DS two-address split, the first emitter behind the seam
+//! ([`super::Emitter`]): one `ds_*_2addr*` instruction → two single-address
+//! DS operations and `s_wait_dscnt 0`, as A0 needs them.
 //!
 //! A0's DS unit requires a two-address operation's address to be aligned to
 //! the payload (B0's does not; a misaligned DS2 silently corrupts LDS), so
@@ -26,10 +27,32 @@
 //!   the `data0` slot, or a tuple half crosses into the next bank), it is
 //!   bracketed by `s_set_vgpr_msb` (high byte: the previous mode, as LLVM
 //!   writes it) and the original mode is restored before the wait. An unknown
-//!   mode is refused by the caller ([`super::vgpr_mode`]).
+//!   mode is refused by the caller ([`crate::rewrite::vgpr_mode`]).
 //!
 //! The split needs no register beyond the instruction's own: the kernel
 //! descriptor and the metadata register counts stay valid.
+
+use super::{Emitted, Refusal, Site};
+use crate::gfx1250::fields::{Ds, Fields};
+
+/// The fix's name in the report.
+pub const FIX: &str = "ds2-split";
+/// The fix's name when the two operations were issued in swapped order.
+pub const FIX_SWAPPED: &str = "ds2-split-swapped";
+
+/// The emitter of the `ds_2addr` class ([`super::Emitter`]): [`split_fields`]
+/// under the site's VGPR-MSB mode. It needs no scratch register.
+pub fn emit(site: &mut Site<'_>) -> Result<Emitted, Refusal> {
+    let Fields::Ds(ds) = site.fields else {
+        return Err(Refusal::new(SplitError::NotDs2.to_string()));
+    };
+    let (bytes, swapped) =
+        split_fields(&ds, site.vgpr_msb).map_err(|e| Refusal::new(e.to_string()))?;
+    Ok(Emitted {
+        bytes,
+        fix: if swapped { FIX_SWAPPED } else { FIX },
+    })
+}
 
 /// `s_wait_dscnt 0`.
 pub const S_WAIT_DSCNT_0: [u8; 4] = [0x00, 0x00, 0xc6, 0xbf];
@@ -67,19 +90,7 @@ fn classify(op: u32) -> Option<(Kind, u32, bool, u32)> {
 
 /// Whether 8 bytes are one of the 12 DS two-address instructions.
 pub fn is_ds2(bytes: &[u8]) -> bool {
-    words(bytes).is_some_and(|(w0, _)| w0 >> 26 == DS_ENCODING && classify(ds_op(w0)).is_some())
-}
-
-fn ds_op(w0: u32) -> u32 {
-    (w0 >> 18) & 0xff
-}
-
-fn words(bytes: &[u8]) -> Option<(u32, u32)> {
-    let b: &[u8; 8] = bytes.try_into().ok()?;
-    Some((
-        u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-        u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
-    ))
+    Ds::decode(bytes).is_some_and(|ds| classify(u32::from(ds.op)).is_some())
 }
 
 /// Why a DS two-address site cannot be split.
@@ -137,19 +148,24 @@ struct Single {
 /// operations, any `s_set_vgpr_msb` brackets, `s_wait_dscnt 0`), and whether
 /// the order was swapped.
 pub fn split(bytes: &[u8], mode: u8) -> Result<(Vec<u8>, bool), SplitError> {
-    let (w0, w1) = words(bytes).ok_or(SplitError::NotDs2)?;
-    if w0 >> 26 != DS_ENCODING || w0 & 0x3_0000 != 0 {
+    let ds = Ds::decode(bytes).ok_or(SplitError::NotDs2)?;
+    split_fields(&ds, mode)
+}
+
+/// [`split`] of an instruction already decoded.
+pub fn split_fields(ds: &Ds, mode: u8) -> Result<(Vec<u8>, bool), SplitError> {
+    if ds.reserved != 0 {
         return Err(SplitError::NotDs2);
     }
-    let (kind, elem, stride64, single_op) = classify(ds_op(w0)).ok_or(SplitError::NotDs2)?;
+    let (kind, elem, stride64, single_op) = classify(u32::from(ds.op)).ok_or(SplitError::NotDs2)?;
     let msb = |slot: u32| u32::from(mode >> (2 * slot)) & 3;
-    let addr = (w1 & 0xff) | msb(0) << 8;
-    let data0 = ((w1 >> 8) & 0xff) | msb(1) << 8;
-    let data1 = ((w1 >> 16) & 0xff) | msb(2) << 8;
-    let vdst = ((w1 >> 24) & 0xff) | msb(3) << 8;
+    let addr = u32::from(ds.addr) | msb(0) << 8;
+    let data0 = u32::from(ds.data0) | msb(1) << 8;
+    let data1 = u32::from(ds.data1) | msb(2) << 8;
+    let vdst = u32::from(ds.vdst) | msb(3) << 8;
     let n = elem / 4; // dwords per element
     let scale = elem * if stride64 { 64 } else { 1 };
-    let offsets = [(w0 & 0xff) * scale, ((w0 >> 8) & 0xff) * scale];
+    let offsets = [u32::from(ds.offset0) * scale, u32::from(ds.offset1) * scale];
     if let Some(&o) = offsets.iter().find(|&&o| o > 0xffff) {
         return Err(SplitError::OffsetTooLarge(o));
     }

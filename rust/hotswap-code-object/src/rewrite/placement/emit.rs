@@ -1,0 +1,134 @@
+//! The emitters' stage: each growth site of a moved function replaced by its
+//! class's straight-line code ([`crate::rewrite::emit`]), and each
+//! replacement checked against the seam's contract.
+
+use super::moving::Moving;
+use super::refuse;
+use crate::gfx1250::{self, fields::Fields};
+use crate::rewrite::emit::{self, Emitted, NoScratch, Site};
+use crate::rewrite::vgpr_mode::{self, Flow, Mode};
+use crate::rewrite::{RewriteError, SiteInfo};
+
+/// Replaces each site of `sites` in `m` (function `fi`), given the modes of
+/// [`super::analyse::analyse`]; appends (function, instruction, index in
+/// `sites`) to `grown` in the order of `sites`.
+pub(super) fn emit_sites(
+    bytes: &[u8],
+    m: &mut Moving,
+    fi: usize,
+    modes: Option<&[Mode]>,
+    sites: &[SiteInfo],
+    grown: &mut Vec<(u32, u32, usize)>,
+) -> Result<(), RewriteError> {
+    let first = sites.partition_point(|s| s.vaddr < m.vaddr);
+    for (k, s) in sites[first..]
+        .iter()
+        .take_while(|s| s.vaddr - m.vaddr < m.size)
+        .enumerate()
+    {
+        let Ok(idx) = m.insns.index_of_vaddr(s.vaddr) else {
+            return Err(refuse(format!("{s}: not an instruction boundary")));
+        };
+        let mode = match modes.map(|v| v[idx]) {
+            None => 0,
+            Some(Mode::Known(x)) => x,
+            Some(_) => {
+                return Err(refuse(format!(
+                    "{s}: the VGPR-MSB mode at the site is unknown"
+                )))
+            }
+        };
+        let emitter = emit::emitter(s.class)
+            .ok_or_else(|| refuse(format!("{s}: no emitter for its class")))?;
+        let insn = m.insns.at(idx);
+        let original = &bytes[insn.at..insn.at + insn.len];
+        let mut scratch = NoScratch { site: s };
+        let mut site = Site {
+            info: s,
+            original,
+            fields: Fields::decode(original),
+            vgpr_msb: mode,
+            scratch: &mut scratch,
+        };
+        let emitted = emitter(&mut site).map_err(|e| refuse(format!("{s}: {e}")))?;
+        check(&emitted, mode).map_err(|why| {
+            refuse(format!(
+                "{s}: the {} code {why} (an emitter defect)",
+                emitted.fix
+            ))
+        })?;
+        m.replacements.insert(idx, &emitted.bytes, emitted.fix);
+        grown.push((fi as u32, idx as u32, first + k));
+    }
+    m.replacements.shrink_to_fit();
+    Ok(())
+}
+
+/// The seam's contract on a replacement: whole instructions, straight-line,
+/// the VGPR-MSB mode after it the mode before it.
+fn check(emitted: &Emitted, mode: u8) -> Result<(), &'static str> {
+    let code = &emitted.bytes;
+    if code.is_empty() {
+        return Err("is empty");
+    }
+    if code.len() > u32::MAX as usize / 2 {
+        return Err("is too long");
+    }
+    let mut insns = Vec::new();
+    for insn in gfx1250::instructions(code, 0) {
+        let insn = insn.map_err(|_| "does not decode to whole instructions")?;
+        let w0 = u32::from_le_bytes([insn.bytes[0], insn.bytes[1], insn.bytes[2], insn.bytes[3]]);
+        if vgpr_mode::flow(insn.vaddr, w0) != Flow::Next || vgpr_mode::reads_or_writes_pc(w0) {
+            return Err("is not straight-line");
+        }
+        insns.push(insn.bytes);
+    }
+    if vgpr_mode::after_straight_line(insns, Mode::Known(mode)) != Mode::Known(mode) {
+        return Err("leaves another VGPR-MSB mode than it found");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn emitted(bytes: &[u8]) -> Emitted {
+        Emitted {
+            bytes: bytes.to_vec(),
+            fix: "test",
+        }
+    }
+
+    #[test]
+    fn the_contract_rejects_what_the_layout_could_not_move() {
+        let nop = [0x00, 0x00, 0x80, 0xbf];
+        assert_eq!(check(&emitted(&nop), 0), Ok(()));
+        assert_eq!(check(&emitted(&[]), 0), Err("is empty"));
+        // A truncated literal instruction (s_mov_b32 s0, lit without it).
+        assert_eq!(
+            check(&emitted(&[0xff, 0x00, 0x80, 0xbe]), 0),
+            Err("does not decode to whole instructions")
+        );
+        // s_branch 0, s_endpgm, s_get_pc_i64 s[0:1].
+        for insn in [
+            [0x00, 0x00, 0xa0, 0xbf],
+            [0x00, 0x00, 0xb0, 0xbf],
+            [0x00, 0x47, 0x80, 0xbe],
+        ] {
+            assert_eq!(
+                check(&emitted(&insn), 0),
+                Err("is not straight-line"),
+                "{insn:02x?}"
+            );
+        }
+        // s_set_vgpr_msb 0x41 left in force; bracketed, it is fine.
+        let set = [0x41, 0x00, 0x86, 0xbf];
+        assert_eq!(
+            check(&emitted(&set), 0),
+            Err("leaves another VGPR-MSB mode than it found")
+        );
+        let back = [0x00, 0x41, 0x86, 0xbf];
+        assert_eq!(check(&emitted(&[set, nop, back].concat()), 0), Ok(()));
+    }
+}
