@@ -46,13 +46,18 @@
 //! different instruction boundaries, when a patch would fall outside an
 //! executable section, when the metadata note is malformed, and, unless
 //! [`Options::allow_partial`] is set, when any site needs code growth
-//! ([`RewriteError::NeedsGrowth`], which lists every such site).
+//! ([`RewriteError::NeedsGrowth`], which lists every such site). Growth itself
+//! refuses ([`RewriteError::Growth`]) what it cannot do exactly, among it an
+//! object whose section or program headers reach past the end of the file or
+//! past the GPU address space (`layout`): appending would change what they
+//! describe.
 //!
 //! Idempotent: the output's sites are all in their A0 form, so rewriting it
 //! again gives the same bytes. Never panics on any input.
 
 pub mod ds2;
 mod islands;
+mod layout;
 pub mod placement;
 mod retag;
 pub mod vgpr_mode;
@@ -597,6 +602,7 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
     let mut tail = Vec::new();
     if !ds2_sites.is_empty() {
         // Growth: the copies get the same-size fixes too.
+        layout::check_growable(object)?;
         let placed = placement::place(object, &patches, &analysis, &ds2_sites)?;
         drop(analysis);
         patches.extend(placed.patches);

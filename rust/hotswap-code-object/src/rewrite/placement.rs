@@ -49,6 +49,7 @@
 use std::sync::Arc;
 
 use super::islands;
+use super::layout;
 use super::vgpr_mode::{self, Flow, Mode};
 use super::{ds2, Patch, RewriteError, SiteInfo};
 use crate::elf::{self, AddressMap};
@@ -950,11 +951,12 @@ pub(super) fn place(
             .checked_add(m.image_len)
             .ok_or_else(|| refuse("the moved code exceeds the address space".into()))?;
     }
-    // The region's end must be an address too.
+    // The region's end must be an address too, one a loader can place.
     region_vaddr
         .checked_add(cursor)
         .and_then(|end| end.checked_add((PREFETCH_TAIL + 2 * PAGE as usize) as u64))
-        .ok_or_else(|| refuse("the moved code exceeds the address space".into()))?;
+        .filter(|&end| end <= layout::ADDRESS_LIMIT)
+        .ok_or_else(|| refuse("the moved code exceeds the GPU address space".into()))?;
     let code_len = align(cursor, 4)
         .ok_or_else(|| refuse("the moved code exceeds the address space".into()))?
         as usize
