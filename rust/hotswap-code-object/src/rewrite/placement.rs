@@ -969,7 +969,8 @@ pub(super) fn place(
     // Room for the new tables too, so that the tail is never reallocated
     // (a reallocation would hold a large tail twice): the three sections
     // copied (the names, `.symtab` and its strings, which `check_tables`
-    // found), bounded by the object since they lie in it.
+    // found), each at most the object's size since it lies in it (their sum
+    // is not: they may overlap, and each is copied whole).
     let table_bytes = {
         let count = |at: usize| usize::from(elf::u16_at(bytes, at).unwrap_or(0));
         let symtab = sections.iter().find(|s| s.sh_type == elf::SHT_SYMTAB);
@@ -986,7 +987,7 @@ pub(super) fn place(
             .iter()
             .map(|m| m.name.len() + SYMBOL_SUFFIX.len() + 1 + 24 + 32)
             .sum();
-        (count(56) + 1) * 56 + (count(60) + 2) * 64 + copied.min(bytes.len()) + per_moved + 256
+        (count(56) + 1) * 56 + (count(60) + 2) * 64 + copied + per_moved + 256
     };
     // And room for the input before all of it: the output of
     // `rewrite_b0_to_a0` is built in this allocation ([`Placement::tail`]).

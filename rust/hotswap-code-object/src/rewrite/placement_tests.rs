@@ -661,3 +661,27 @@ fn an_appended_segment_that_would_end_past_the_gpu_address_space_refuses() {
         "{e}"
     );
 }
+
+#[test]
+fn overlapping_copied_tables_still_fit_the_tails_allocation() {
+    // Found by a long fuzz.growth run (fuzz/run.sh long): the section names
+    // at file offset 0 (0xc80 bytes) and .symtab's strings at offset 0
+    // (0xd19 bytes) overlap; the tail's room for the copied tables was capped
+    // at the object's size, less than the copies, and the tail was
+    // reallocated (the debug assertion at the end of `place` fired).
+    let data =
+        include_bytes!("../../data/fuzz-findings/growth-overlapping-tables-outgrow-the-tail.bin");
+    let (&flags, object) = data.split_first().unwrap();
+    let options = crate::rewrite::Options {
+        clauses: if flags & 2 == 2 {
+            crate::rewrite::ClausePolicy::ReplaceWithNop
+        } else {
+            crate::rewrite::ClausePolicy::Keep
+        },
+        ..default()
+    };
+    let once = rewrite_b0_to_a0(object, &options).expect("grown");
+    assert_eq!(once.report.moved.len(), 1);
+    let again = rewrite_b0_to_a0(&once.bytes, &options).expect("rewrites again");
+    assert_eq!(again.bytes, once.bytes);
+}
