@@ -10,6 +10,17 @@
 #                                          (default 20) from WORK/corpus/TARGET and
 #                                          SEEDS/TARGET; a crash fails, its input is
 #                                          printed in hex and kept in WORK/artifacts
+#   fuzz/run.sh long SEEDS WORK [TARGET...]
+#                                          build, then run each TARGET (default: every
+#                                          one) for FUZZ_MINUTES (default 10) with a
+#                                          random seed, from WORK/corpus/TARGET (kept,
+#                                          so runs build on each other) and
+#                                          SEEDS/TARGET; FUZZ_JOBS>1 forks that many
+#                                          workers. Every target runs; any crash,
+#                                          failed check, timeout (10 s) or 2 GiB RSS
+#                                          is a finding: its input is printed in hex
+#                                          and kept in WORK/artifacts/long/<start
+#                                          time>, and the command fails at the end
 #   fuzz/run.sh run TARGET [ARGS...]       build, then run TARGET with libFuzzer's
 #                                          own arguments (corpus dirs, -max_total_time,
 #                                          -fork, ...), e.g. for long runs
@@ -59,6 +70,17 @@ build() {
 
 binary() { echo "$CARGO_TARGET_DIR/$triple/release/$1"; }
 
+# Prints every input kept under the artifact prefix $1 (path, size, hex).
+show_findings() {
+  local crash
+  for crash in "$1"*; do
+    [[ -f "$crash" ]] || continue
+    echo "crash input $crash ($(wc -c <"$crash") bytes), hex:"
+    od -An -v -tx1 "$crash" | tr -d ' \n'
+    echo
+  done
+}
+
 known() {
   local t
   for t in "${targets[@]}"; do [[ "$t" == "$1" ]] && return 0; done
@@ -98,15 +120,48 @@ case "${1:-}" in
       -print_final_stats=1 -artifact_prefix="$work/artifacts/$target-" \
       "$work/corpus/$target" "$seeds/$target" || status=$?
     if ((status != 0)); then
-      for crash in "$work/artifacts/$target-"*; do
-        [[ -f "$crash" ]] || continue
-        echo "crash input $crash ($(wc -c <"$crash") bytes), hex:"
-        od -An -v -tx1 "$crash" | tr -d ' \n'
-        echo
-      done
+      show_findings "$work/artifacts/$target-"
       echo "FAILED: fuzz target $target (exit $status)"
       exit 1
     fi
+    ;;
+  long)
+    seeds=$2 work=$3
+    shift 3
+    chosen=("$@")
+    ((${#chosen[@]})) || chosen=("${targets[@]}")
+    for target in "${chosen[@]}"; do known "$target"; done
+    minutes=${FUZZ_MINUTES:-10} jobs=${FUZZ_JOBS:-1}
+    [[ "$minutes" =~ ^[1-9][0-9]*$ && "$jobs" =~ ^[1-9][0-9]*$ ]] || {
+      echo "error: FUZZ_MINUTES and FUZZ_JOBS must be positive integers" >&2
+      exit 2
+    }
+    fork=()
+    ((jobs == 1)) || fork=(-fork="$jobs")
+    build
+    failed=()
+    # Earlier runs' findings are kept: each run has its own directory.
+    artifacts="$work/artifacts/long/$(date -u +%Y%m%dT%H%M%SZ)"
+    mkdir -p "$artifacts"
+    for target in "${chosen[@]}"; do
+      mkdir -p "$work/corpus/$target" "$seeds/$target"
+      echo "== fuzz $target: $minutes min, $jobs job(s)"
+      status=0
+      # No -seed and no -runs: a new exploration each time, bounded by time.
+      "$(binary "$target")" "${fork[@]}" -max_total_time=$((minutes * 60)) -timeout=10 \
+        -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$artifacts/$target-" \
+        "$work/corpus/$target" "$seeds/$target" || status=$?
+      if ((status != 0)); then
+        show_findings "$artifacts/$target-"
+        failed+=("$target (exit $status)")
+      fi
+    done
+    if ((${#failed[@]})); then
+      printf 'FAILED: fuzz target %s\n' "${failed[@]}"
+      exit 1
+    fi
+    echo "fuzzed ${#chosen[@]} target(s) for $minutes min each: no finding"
     ;;
   run)
     target=$2

@@ -29,6 +29,11 @@ extract; a missing directory is skipped). Writes OUT/<target>/:
   each of a few objects (one per processor family and code object version,
   and no object at all).
 
+Findings: every file `fuzz-findings/<target>-*.bin` under an OBJECT_DIR (the
+crate's data directory keeps the inputs of past fuzz findings there, raw
+inputs of that target) is a seed of that target as it is, so every run starts
+from the inputs that once broke a promise.
+
 Seed files are named by the SHA-1 of their content, as libFuzzer names
 corpus files, so duplicates collapse. Nothing here is committed: OUT is in the
 build tree.
@@ -164,6 +169,10 @@ def main():
     if not objects:
         sys.exit("error: no code objects (*.co) in " + " ".join(sys.argv[3:]))
     shutil.rmtree(out, ignore_errors=True)
+
+    for directory in map(pathlib.Path, sys.argv[3:]):
+        for path in sorted(directory.glob("**/fuzz-findings/*.bin")) if directory.is_dir() else []:
+            write(out / path.name.split("-")[0], path.read_bytes())
 
     for path in objects:
         data = path.read_bytes()

@@ -56,13 +56,16 @@
 //! executable section, when the metadata note is malformed, and, unless
 //! [`Options::allow_partial`] is set, when any site needs code growth other
 //! than the DS two-address split ([`RewriteError::NeedsGrowth`], which lists
-//! every such site); the growth placement has its own refusals
-//! ([`placement`]).
+//! every such site). Growth itself refuses ([`RewriteError::Growth`]) what it
+//! cannot do exactly ([`placement`]), among it an object whose section or
+//! program headers reach past the end of the file or past the GPU address
+//! space (`input_bounds`): appending would change what they describe.
 //!
 //! Idempotent: the output's sites are all in their A0 form, so rewriting it
 //! again gives the same bytes. Never panics on any input.
 
 pub mod emit;
+mod input_bounds;
 mod islands;
 pub mod placement;
 mod retag;
@@ -674,6 +677,7 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
     let mut tail = Vec::new();
     if !growth_sites.is_empty() {
         // Growth: the copies get the same-size fixes too.
+        input_bounds::check_growable(object)?;
         let placed = placement::place(object, &patches, &analysis, &growth_sites, &report.fixed)?;
         drop(analysis);
         patches.extend(placed.patches);

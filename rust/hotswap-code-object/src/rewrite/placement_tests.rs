@@ -582,3 +582,159 @@ fn unterminated_string_tables_keep_their_last_name() {
         .collect();
     assert_eq!(functions, ["k", "k.a0"]);
 }
+
+// --- headers that would change meaning once growth appends (rewrite/layout.rs) ---
+
+#[test]
+fn the_fuzz_finding_whose_output_could_not_be_read_again_is_refused() {
+    // fuzz/rewrite input (first byte: options, here allow_partial): section
+    // headers of garbage; one, an executable section at file offset 0 (size
+    // 0x2800) larger than the object, covered
+    // nothing in the input but the appended bytes in the output, whose second
+    // rewrite was refused as uncovered code at offset 0; a garbage allocated
+    // section at 0x642e00687361682e put the moved code at 0xd85c00c9e7c2d000.
+    let data = include_bytes!("../../data/fuzz-findings/rewrite-grown-output-refused.bin");
+    let (&flags, object) = data.split_first().unwrap();
+    let options = crate::rewrite::Options {
+        allow_partial: flags & 1 == 1,
+        ..default()
+    };
+    match rewrite_b0_to_a0(object, &options) {
+        Err(e @ RewriteError::Growth(_)) => {
+            let e = e.to_string();
+            assert!(e.contains("runs past the end"), "{e}");
+        }
+        Err(e) => panic!("expected a growth refusal, got {e}"),
+        Ok(once) => {
+            let again = rewrite_b0_to_a0(&once.bytes, &options);
+            panic!(
+                "grown (moved {:?}); rewriting the output again: {:?}",
+                once.report.moved,
+                again.map(|r| r.bytes == once.bytes)
+            );
+        }
+    }
+}
+
+/// Writes `value` into field `at` (bytes) of program header `index`.
+fn set_segment_field(object: &mut [u8], index: usize, at: usize, value: &[u8]) {
+    let phoff = u64::from_le_bytes(object[32..40].try_into().unwrap()) as usize;
+    let start = phoff + index * 56 + at;
+    object[start..start + value.len()].copy_from_slice(value);
+}
+
+#[test]
+fn a_section_running_past_the_end_of_the_file_refuses() {
+    // The finding's shape: the null section header made an executable section
+    // at offset 0 one page larger than the object. The grown output is larger
+    // than that, so the section would cover its ELF header and the appended
+    // code, and a second rewrite would see uncovered code.
+    let mut input = Obj::functions(&[("k", around(&DS2))]).build();
+    let size = input.len() as u64 + 0x1000;
+    set_section_field(&mut input, 0, 4, &1u32.to_le_bytes()); // SHT_PROGBITS
+    set_section_field(&mut input, 0, 8, &6u64.to_le_bytes()); // ALLOC | EXECINSTR
+    set_section_field(&mut input, 0, 32, &size.to_le_bytes());
+    let why = refused_or_fixed_point(&input).expect("refused");
+    assert!(
+        why.contains("section 0") && why.contains("runs past the end"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_note_section_that_would_hold_the_marker_note_refuses() {
+    // A note section from the object's end on: the appended marker note would
+    // become one of its notes.
+    let mut input = Obj::functions(&[("k", around(&DS2))]).build();
+    let end = input.len() as u64;
+    set_section_field(&mut input, 0, 4, &7u32.to_le_bytes()); // SHT_NOTE
+    set_section_field(&mut input, 0, 24, &end.to_le_bytes());
+    set_section_field(&mut input, 0, 32, &0x10000u64.to_le_bytes());
+    let why = refused_or_fixed_point(&input).expect("refused");
+    assert!(
+        why.contains("section 0") && why.contains("runs past the end"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_program_header_running_past_the_end_of_the_file_refuses() {
+    // A second, read-only PT_LOAD (the note's header made one) whose file
+    // bytes run from the text past the object's end: the input's loader
+    // cannot read them, the output's would load the appended code and
+    // tables into it.
+    let mut input = Obj::functions(&[("k", around(&DS2))])
+        .with_note(metadata(&[None]))
+        .build();
+    let size = input.len() as u64;
+    set_segment_field(&mut input, 1, 0, &1u32.to_le_bytes()); // PT_LOAD
+    set_segment_field(&mut input, 1, 8, &TEXT_OFFSET.to_le_bytes());
+    set_segment_field(&mut input, 1, 16, &0x10_0000u64.to_le_bytes());
+    set_segment_field(&mut input, 1, 32, &size.to_le_bytes());
+    set_segment_field(&mut input, 1, 40, &size.to_le_bytes());
+    let why = refused_or_fixed_point(&input).expect("refused");
+    assert!(
+        why.contains("program header 1") && why.contains("runs past the end"),
+        "{why}"
+    );
+}
+
+#[test]
+fn an_allocated_section_past_the_gpu_address_space_refuses() {
+    // Not in any segment, but the appended segment goes past every allocated
+    // section: the finding's moved code landed at 0xd85c00c9e7c2d000.
+    let mut input = Obj::functions(&[("k", around(&DS2))]).build();
+    set_section_field(&mut input, 0, 4, &8u32.to_le_bytes()); // SHT_NOBITS
+    set_section_field(&mut input, 0, 8, &2u64.to_le_bytes()); // ALLOC
+    set_section_field(&mut input, 0, 16, &0x642e_0068_7361_682eu64.to_le_bytes());
+    set_section_field(&mut input, 0, 32, &0x100u64.to_le_bytes());
+    let why = refused_or_fixed_point(&input).expect("refused");
+    assert!(
+        why.contains("allocated section 0") && why.contains("57-bit GPU address space"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_segment_past_the_gpu_address_space_refuses() {
+    let e = growth_refusal_with_last_load_memsz(|vaddr, _| (1 << 57) - vaddr + 1);
+    assert!(
+        e.contains("loadable segment") && e.contains("57-bit GPU address space"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_appended_segment_that_would_end_past_the_gpu_address_space_refuses() {
+    // The input's last segment ends just inside the limit; the new one would
+    // start at the limit.
+    let e = growth_refusal_with_last_load_memsz(|vaddr, _| (1 << 57) - vaddr - 16);
+    assert!(
+        e.contains("moved code exceeds the GPU address space"),
+        "{e}"
+    );
+}
+
+#[test]
+fn overlapping_copied_tables_still_fit_the_tails_allocation() {
+    // Found by a long fuzz.growth run (fuzz/run.sh long): the section names
+    // at file offset 0 (0xc80 bytes) and .symtab's strings at offset 0
+    // (0xd19 bytes) overlap; the tail's room for the copied tables was capped
+    // at the object's size, less than the copies, and the tail was
+    // reallocated (the debug assertion at the end of `place` fired).
+    let data =
+        include_bytes!("../../data/fuzz-findings/growth-overlapping-tables-outgrow-the-tail.bin");
+    let (&flags, object) = data.split_first().unwrap();
+    let options = crate::rewrite::Options {
+        clauses: if flags & 2 == 2 {
+            crate::rewrite::ClausePolicy::ReplaceWithNop
+        } else {
+            crate::rewrite::ClausePolicy::Keep
+        },
+        ..default()
+    };
+    let once = rewrite_b0_to_a0(object, &options).expect("grown");
+    assert_eq!(once.report.moved.len(), 1);
+    let again = rewrite_b0_to_a0(&once.bytes, &options).expect("rewrites again");
+    assert_eq!(again.bytes, once.bytes);
+}

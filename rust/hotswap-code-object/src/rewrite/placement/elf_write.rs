@@ -93,7 +93,8 @@ pub(super) fn check_tables(
 
 /// The room the tables take after the code (an upper bound): the three
 /// sections copied (the names, `.symtab` and its strings, which
-/// [`check_tables`] found), bounded by the object since they lie in it, and
+/// [`check_tables`] found), each at most the object's size since it lies in
+/// it (their sum is not: they may overlap, and each is copied whole), and
 /// the new headers, names, symbols and marker entries.
 pub(super) fn table_room(object: &CodeObject<'_>, moving: &[Moving]) -> usize {
     let (bytes, sections) = (object.bytes(), object.sections());
@@ -114,7 +115,7 @@ pub(super) fn table_room(object: &CodeObject<'_>, moving: &[Moving]) -> usize {
         .iter()
         .map(|m| m.name.len() + SYMBOL_SUFFIX.len() + 1 + 24 + 32)
         .sum();
-    (count(56) + 1) * 56 + (count(60) + 2) * 64 + copied.min(bytes.len()) + per_moved + 256
+    (count(56) + 1) * 56 + (count(60) + 2) * 64 + copied + per_moved + 256
 }
 
 /// The tail as it is written: absolute file offsets follow the input's end.

@@ -7,9 +7,9 @@ use super::{refuse, w32, FUNCTION_ALIGN, PAGE, PREFETCH_TAIL};
 use crate::elf;
 use crate::gfx1250::fields;
 use crate::object::CodeObject;
-use crate::rewrite::islands;
 use crate::rewrite::vgpr_mode::{self, Flow};
 use crate::rewrite::RewriteError;
+use crate::rewrite::{input_bounds, islands};
 
 /// How far each instruction of a moved function moves within its image
 /// beyond its original offset: the growth of every replaced site before it and of
@@ -237,11 +237,12 @@ pub(super) fn region(
             .checked_add(m.image_len)
             .ok_or_else(|| refuse("the moved code exceeds the address space".into()))?;
     }
-    // The region's end must be an address too.
+    // The region's end must be an address too, one a loader can place.
     region_vaddr
         .checked_add(cursor)
         .and_then(|end| end.checked_add((PREFETCH_TAIL + 2 * PAGE as usize) as u64))
-        .ok_or_else(|| refuse("the moved code exceeds the address space".into()))?;
+        .filter(|&end| end <= input_bounds::ADDRESS_LIMIT)
+        .ok_or_else(|| refuse("the moved code exceeds the GPU address space".into()))?;
     let code_len = align(cursor, 4)
         .ok_or_else(|| refuse("the moved code exceeds the address space".into()))?
         as usize
