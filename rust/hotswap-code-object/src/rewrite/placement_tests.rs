@@ -583,7 +583,7 @@ fn unterminated_string_tables_keep_their_last_name() {
     assert_eq!(functions, ["k", "k.a0"]);
 }
 
-// --- headers that would change meaning once growth appends (rewrite/layout.rs) ---
+// --- headers that would change meaning once growth appends (rewrite/input_bounds.rs) ---
 
 #[test]
 fn the_fuzz_finding_whose_output_could_not_be_read_again_is_refused() {
