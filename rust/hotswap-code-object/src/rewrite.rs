@@ -52,6 +52,7 @@
 //! again gives the same bytes. Never panics on any input.
 
 pub mod ds2;
+pub mod emit;
 mod islands;
 pub mod placement;
 mod retag;

@@ -1,0 +1,121 @@
+//! Emitters: one instruction in, straight-line replacement bytes out.
+//!
+//! Each emitter is a pure function of the original instruction's bytes and the
+//! context it needs (the `s_set_vgpr_msb` mode in force at the site, from
+//! [`super::vgpr_mode`]; for the integer WMMA spacing, the instructions that
+//! follow the site). It returns the bytes that replace the instruction, or a
+//! [`Refusal`] that says precisely why it cannot. None of them reads or writes
+//! a register the original instruction does not name, so none changes the
+//! kernel descriptor's register counts. The caller places the bytes (an
+//! emitter never knows an address) and refuses the site when the mode is
+//! unknown.
+//!
+//! - [`wmma_k128`]: the eight dense K=128 FP8/BF8 WMMAs → two K=64 WMMAs of the
+//!   same variant chained through the accumulator;
+//! - [`wmma_f4`]: `v_wmma_f32_32x16x128_f4` → two `v_wmma_f32_16x16x128_f8f6f4`
+//!   (FP4 × FP4) along M;
+//! - [`wmma_int_nops`]: an integer WMMA followed by fewer independent VALU
+//!   slots than A0 needs → the WMMA and the missing `v_nop`s.
+//!
+//! The proof that an expansion computes what the original computed is not
+//! here: `tests/wmma` decodes every emitted byte with llvm-objdump-22,
+//! assembles its expected text with llvm-mc-22, and evaluates both sequences
+//! on an independent exact model of the WMMA operand layouts.
+
+pub mod wmma_f4;
+mod wmma_fields;
+pub mod wmma_int_nops;
+pub mod wmma_k128;
+
+/// Why an emitter refused a site.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The bytes are not an instruction this emitter handles (wrong length,
+    /// encoding or opcode).
+    NotHandled(&'static str),
+    /// Bits the emitter does not know the meaning of are set (the mask, as
+    /// the 64-bit little-endian value of the instruction's two dwords).
+    UnknownBits(u64),
+    /// An operand the expansion must split is not a VGPR tuple (an SGPR or a
+    /// constant where a matrix is read).
+    NotVgpr(&'static str),
+    /// A VGPR tuple crosses a 256-register bank (v255 → v256): the 8-bit field
+    /// plus the operand's MSBs names only the tuple's first register, and how
+    /// the hardware continues such a tuple into the next bank is not
+    /// documented.
+    TupleCrossesBank {
+        /// The operand.
+        operand: &'static str,
+        /// Its first register (full 10-bit number).
+        first: u32,
+        /// Its length in registers.
+        len: u32,
+    },
+    /// The destination overlaps a source the second operation still reads, in
+    /// both orders of the two operations.
+    Overlap(&'static str),
+    /// The scaled (16-byte VOP3PX2) form, which this emitter does not expand.
+    Scaled,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotHandled(what) => write!(f, "not {what}"),
+            Self::UnknownBits(mask) => {
+                write!(
+                    f,
+                    "bits {mask:#018x} are set that the expansion does not know"
+                )
+            }
+            Self::NotVgpr(op) => write!(f, "{op} is not a VGPR tuple"),
+            Self::TupleCrossesBank {
+                operand,
+                first,
+                len,
+            } => write!(
+                f,
+                "{operand} v[{first}:{}] crosses a 256-VGPR bank boundary",
+                first + len - 1
+            ),
+            Self::Overlap(what) => write!(f, "{what}"),
+            Self::Scaled => write!(
+                f,
+                "the scaled (VOP3PX2) form is not expanded: its scales would need \
+                 per-half MATRIX_SCALE_ROW selection"
+            ),
+        }
+    }
+}
+
+/// How an expansion's result relates to the original's, in the hardware's
+/// arithmetic (exactly in real arithmetic, always).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    /// Every result element is computed by one operation over the same
+    /// products and accumulator as before: the same result.
+    Same,
+    /// The K sum is split in two with the accumulator rounded to the
+    /// destination format (f32) in between: results may differ in the last
+    /// place.
+    IntermediateF32,
+    /// As [`Rounding::IntermediateF32`] with an f16 accumulator: the
+    /// intermediate f16 rounding (and overflow) can be visible.
+    IntermediateF16,
+}
+
+/// One expansion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expansion {
+    /// The bytes that replace the instruction.
+    pub bytes: Vec<u8>,
+    /// Whether the two operations run in the opposite of the natural order
+    /// (upper half first), because the natural order would overwrite a source
+    /// the second operation reads.
+    pub swapped: bool,
+    /// What the split does to rounding.
+    pub rounding: Rounding,
+}
+
+/// `v_nop`.
+pub const V_NOP: [u8; 4] = [0x00, 0x00, 0x00, 0x7e];

@@ -1,0 +1,202 @@
+//! `v_wmma_f32_32x16x128_f4` (VOP3P opcode 0x88), absent on A0, as two
+//! `v_wmma_f32_16x16x128_f8f6f4` (0x33) with `matrix_a_fmt:MATRIX_FMT_FP4
+//! matrix_b_fmt:MATRIX_FMT_FP4`, split along M:
+//!
+//! ```text
+//! D[0:7]  = A[0:7]  × B + C[0:7]     (rows 0..15)
+//! D[8:15] = A[8:15] × B + C[8:15]    (rows 16..31)
+//! ```
+//!
+//! A (32×128 FP4) and C/D (32×16 f32) are 16 VGPRs each, their first eight
+//! registers holding rows 0..15 and the last eight rows 16..31; B (128×16 FP4,
+//! 8 VGPRs) is read by both (COMGR's split). An inline-constant C is used by
+//! both halves; C's neg/abs modifiers are kept on both. Each result element is
+//! computed by one operation over the same products as before
+//! ([`Rounding::Same`]).
+//!
+//! When the first half's D would overwrite a source of the second (A's upper
+//! half, B, C's upper half), the upper half runs first; when both orders
+//! would, the site is refused. A tuple crossing a 256-VGPR bank is refused;
+//! halves stay in their tuple's bank, so the mode in force serves both.
+//!
+//! The scaled forms (`v_wmma_scale[16]_f32_32x16x128_f4`, 16 bytes) are
+//! refused ([`Refusal::Scaled`]).
+
+use super::wmma_fields::{
+    emit, full, one_bank, overlaps_src, source, Src, Vop3p, Wmma, SLOT_DST, SLOT_SRC0, SLOT_SRC1,
+    SLOT_SRC2,
+};
+use super::{Expansion, Refusal, Rounding};
+
+/// `v_wmma_f32_32x16x128_f4`.
+const F4_32X16: u32 = 0x88;
+/// `v_wmma_f32_16x16x128_f8f6f4`.
+const F8F6F4: u32 = 0x33;
+/// The LD_SCALE / LD_SCALE16 prefixes of the scaled forms.
+const LD_SCALE: u32 = 0x35;
+const LD_SCALE16: u32 = 0x3A;
+
+/// w0 bits known: vdst, neg_hi\[2\] (C abs), op_sel_hi\[2\] (bit 14, which LLVM
+/// sets), opcode, encoding.
+const W0_KNOWN: u32 = 0xff | 1 << 10 | 1 << 14 | 0xffff_0000;
+/// w1 bits known: source fields, op_sel_hi\[1:0\] (0b11 as LLVM encodes),
+/// neg_lo\[2\] (C neg).
+const W1_KNOWN: u32 = 0x07ff_ffff | 3 << 27 | 1 << 31;
+/// f8f6f4 with `matrix_a_fmt` = `matrix_b_fmt` = FP4 (4): a_fmt in
+/// w0\[13:11\], b_fmt's high bit in w0\[14\], its low bits in w1\[28:27\] (0).
+const FP4_FMT_W0: u32 = 1 << 13 | 1 << 14;
+
+/// Whether `bytes` is a plain (8-byte) `v_wmma_f32_32x16x128_f4`.
+pub fn is_f4(bytes: &[u8]) -> bool {
+    Vop3p::parse(bytes).is_some_and(|i| i.op() == F4_32X16)
+}
+
+/// Splits `v_wmma_f32_32x16x128_f4` (`bytes`, 8 bytes) under the VGPR-MSB
+/// `mode` in force at the site.
+pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Refusal> {
+    if bytes.len() == 16
+        && bytes[3] == 0xCC
+        && matches!(u32::from(bytes[2]), LD_SCALE | LD_SCALE16)
+        && u32::from(bytes[10]) == F4_32X16
+    {
+        return Err(Refusal::Scaled);
+    }
+    let i = Vop3p::parse(bytes)
+        .filter(|i| i.op() == F4_32X16)
+        .ok_or(Refusal::NotHandled("v_wmma_f32_32x16x128_f4"))?;
+    let unknown = u64::from((i.w0 & !W0_KNOWN) | ((i.w0 & 1 << 14) ^ 1 << 14))
+        | u64::from((i.w1 & !W1_KNOWN) | ((i.w1 & 3 << 27) ^ 3 << 27)) << 32;
+    if unknown != 0 {
+        return Err(Refusal::UnknownBits(unknown));
+    }
+    let d = full(i.vdst(), mode, SLOT_DST);
+    let Src::Vgpr(a) = source(i.src(0), mode, SLOT_SRC0) else {
+        return Err(Refusal::NotVgpr("src0 (A)"));
+    };
+    let Src::Vgpr(b) = source(i.src(1), mode, SLOT_SRC1) else {
+        return Err(Refusal::NotVgpr("src1 (B)"));
+    };
+    let c = source(i.src(2), mode, SLOT_SRC2);
+    one_bank("vdst (D)", d, 16)?;
+    one_bank("src0 (A)", a, 16)?;
+    one_bank("src1 (B)", b, 8)?;
+    if let Src::Vgpr(c) = c {
+        one_bank("src2 (C)", c, 16)?;
+    }
+    let c_half = |h: u32| match c {
+        Src::Vgpr(c) => Src::Vgpr(c + h),
+        f => f,
+    };
+    // Writing D's half `h` clobbers a source of the other half's operation.
+    let clobbers = |h: u32| {
+        let o = 8 - h;
+        overlaps_src(d + h, 8, Src::Vgpr(a + o), 8)
+            || overlaps_src(d + h, 8, Src::Vgpr(b), 8)
+            || overlaps_src(d + h, 8, c_half(o), 8)
+    };
+    let swapped = match (clobbers(0), clobbers(8)) {
+        (false, _) => false,
+        (true, false) => true,
+        (true, true) => {
+            return Err(Refusal::Overlap(
+                "vdst (D) overlaps sources of the other M half in both orders",
+            ))
+        }
+    };
+    let w0 = (i.w0 & (1 << 10)) | F8F6F4 << 16 | FP4_FMT_W0 | 0xCC << 24;
+    let w1 = i.w1 & (1 << 31);
+    let half = |h: u32| Wmma {
+        w0,
+        w1,
+        dst: d + h,
+        src: [Src::Vgpr(a + h), Src::Vgpr(b), c_half(h)],
+    };
+    let ops = if swapped {
+        [half(8), half(0)]
+    } else {
+        [half(0), half(8)]
+    };
+    let mut out = Vec::with_capacity(16);
+    emit(&mut out, &ops, mode);
+    Ok(Expansion {
+        bytes: out,
+        swapped,
+        rounding: Rounding::Same,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Expected bytes: llvm-mc-22 -triple=amdgcn-amd-amdhsa -mcpu=gfx1250 -show-encoding.
+
+    #[test]
+    fn splits_along_m_into_two_fp4_f8f6f4() {
+        // v_wmma_f32_32x16x128_f4 v[0:15], v[16:31], v[32:39], v[40:55] neg_lo:[0,0,1]
+        let orig = [0x00, 0x40, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x9c];
+        let e = split(&orig, 0).unwrap();
+        assert!(!e.swapped);
+        assert_eq!(e.rounding, Rounding::Same);
+        assert_eq!(
+            e.bytes,
+            [
+                // v_wmma_f32_16x16x128_f8f6f4 v[0:7], v[16:23], v[32:39], v[40:47]
+                //   neg_lo:[0,0,1] matrix_a_fmt:MATRIX_FMT_FP4 matrix_b_fmt:MATRIX_FMT_FP4
+                0x00, 0x60, 0x33, 0xcc, 0x10, 0x41, 0xa2, 0x84, //
+                // v_wmma_f32_16x16x128_f8f6f4 v[8:15], v[24:31], v[32:39], v[48:55]
+                //   neg_lo:[0,0,1] matrix_a_fmt:MATRIX_FMT_FP4 matrix_b_fmt:MATRIX_FMT_FP4
+                0x08, 0x60, 0x33, 0xcc, 0x18, 0x41, 0xc2, 0x84,
+            ]
+        );
+    }
+
+    #[test]
+    fn accumulate_in_place_and_overlaps() {
+        // v_wmma_f32_32x16x128_f4 v[16:31], v[0:15], v[32:39], v[16:31]: natural.
+        let e = split(&[0x10, 0x40, 0x88, 0xcc, 0x00, 0x41, 0x42, 0x1c], 0).unwrap();
+        assert!(!e.swapped);
+        // D = v[8:23] overlaps A's upper half v[8:15] with its lower half:
+        // v_wmma_f32_32x16x128_f4 v[8:23], v[0:15], v[32:39], v[40:55] → upper first.
+        let e = split(&[0x08, 0x40, 0x88, 0xcc, 0x00, 0x41, 0xa2, 0x1c], 0).unwrap();
+        assert!(e.swapped);
+        assert_eq!(
+            e.bytes,
+            [
+                // v_wmma_f32_16x16x128_f8f6f4 v[16:23], v[8:15], v[32:39], v[48:55] (FP4)
+                0x10, 0x60, 0x33, 0xcc, 0x08, 0x41, 0xc2, 0x04, //
+                // v_wmma_f32_16x16x128_f8f6f4 v[8:15], v[0:7], v[32:39], v[40:47] (FP4)
+                0x08, 0x60, 0x33, 0xcc, 0x00, 0x41, 0xa2, 0x04,
+            ]
+        );
+        // D = v[32:47]: its lower half is B, read by both: refused.
+        assert!(matches!(
+            split(&[0x20, 0x40, 0x88, 0xcc, 0x00, 0x41, 0xa2, 0x1c], 0),
+            Err(Refusal::Overlap(_))
+        ));
+    }
+
+    #[test]
+    fn banks_and_refusals() {
+        // Mode 0x55 (src0, src1, src2, vdst in bank 1): halves stay in bank 1,
+        // no bracket.
+        let e = split(&[0x00, 0x40, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c], 0x55).unwrap();
+        assert_eq!(e.bytes.len(), 16);
+        // D = v[248:263] crosses v255.
+        assert!(matches!(
+            split(&[0xf8, 0x40, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c], 0),
+            Err(Refusal::TupleCrossesBank { .. })
+        ));
+        // op_sel_hi[2] (w0 bit 14) clear: not what LLVM encodes.
+        assert_eq!(
+            split(&[0x00, 0x00, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c], 0),
+            Err(Refusal::UnknownBits(1 << 14))
+        );
+        // The scaled form: v_wmma_scale_f32_32x16x128_f4 (LD_SCALE + 0x88).
+        let mut scaled = [0u8; 16];
+        scaled[..4].copy_from_slice(&[0x00, 0x00, 0x35, 0xcc]);
+        scaled[8..12].copy_from_slice(&[0x00, 0x40, 0x88, 0xcc]);
+        assert_eq!(split(&scaled, 0), Err(Refusal::Scaled));
+        assert!(is_f4(&[0x00, 0x40, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c]));
+    }
+}
