@@ -39,11 +39,9 @@ pub enum Refusal {
     /// An operand the expansion must split is not a VGPR tuple (an SGPR or a
     /// constant where a matrix is read).
     NotVgpr(&'static str),
-    /// A VGPR tuple crosses a 256-register bank (v255 → v256): the 8-bit field
-    /// plus the operand's MSBs names only the tuple's first register, and how
-    /// the hardware continues such a tuple into the next bank is not
-    /// documented.
-    TupleCrossesBank {
+    /// A VGPR tuple runs past v1023 (a malformed operand: the 8-bit field
+    /// plus the operand's two MSBs name its first register).
+    TupleOutOfRange {
         /// The operand.
         operand: &'static str,
         /// Its first register (full 10-bit number).
@@ -69,13 +67,13 @@ impl std::fmt::Display for Refusal {
                 )
             }
             Self::NotVgpr(op) => write!(f, "{op} is not a VGPR tuple"),
-            Self::TupleCrossesBank {
+            Self::TupleOutOfRange {
                 operand,
                 first,
                 len,
             } => write!(
                 f,
-                "{operand} v[{first}:{}] crosses a 256-VGPR bank boundary",
+                "{operand} v[{first}:{}] runs past v1023",
                 first + len - 1
             ),
             Self::Overlap(what) => write!(f, "{what}"),

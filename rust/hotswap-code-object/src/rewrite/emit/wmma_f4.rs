@@ -16,14 +16,16 @@
 //!
 //! When the first half's D would overwrite a source of the second (A's upper
 //! half, B, C's upper half), the upper half runs first; when both orders
-//! would, the site is refused. A tuple crossing a 256-VGPR bank is refused;
-//! halves stay in their tuple's bank, so the mode in force serves both.
+//! would, the site is refused. VGPRs above v255: each half is named by its
+//! first register's field and bank, bracketed by `s_set_vgpr_msb` when that
+//! differs from the mode in force (a tuple crossing v255/v256, which LLVM 22
+//! allocates and which continues linearly).
 //!
 //! The scaled forms (`v_wmma_scale[16]_f32_32x16x128_f4`, 16 bytes) are
 //! refused ([`Refusal::Scaled`]).
 
 use super::wmma_fields::{
-    emit, full, one_bank, overlaps_src, source, Src, Vop3p, Wmma, SLOT_DST, SLOT_SRC0, SLOT_SRC1,
+    emit, full, in_range, overlaps_src, source, Src, Vop3p, Wmma, SLOT_DST, SLOT_SRC0, SLOT_SRC1,
     SLOT_SRC2,
 };
 use super::{Expansion, Refusal, Rounding};
@@ -77,11 +79,11 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Refusal> {
         return Err(Refusal::NotVgpr("src1 (B)"));
     };
     let c = source(i.src(2), mode, SLOT_SRC2);
-    one_bank("vdst (D)", d, 16)?;
-    one_bank("src0 (A)", a, 16)?;
-    one_bank("src1 (B)", b, 8)?;
+    in_range("vdst (D)", d, 16)?;
+    in_range("src0 (A)", a, 16)?;
+    in_range("src1 (B)", b, 8)?;
     if let Src::Vgpr(c) = c {
-        one_bank("src2 (C)", c, 16)?;
+        in_range("src2 (C)", c, 16)?;
     }
     let c_half = |h: u32| match c {
         Src::Vgpr(c) => Src::Vgpr(c + h),
@@ -182,10 +184,25 @@ mod tests {
         // no bracket.
         let e = split(&[0x00, 0x40, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c], 0x55).unwrap();
         assert_eq!(e.bytes.len(), 16);
-        // D = v[248:263] crosses v255.
+        // D = v[248:263] crosses v255: the upper half is v[256:263] (bank 1).
+        let e = split(&[0xf8, 0x40, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c], 0).unwrap();
+        assert_eq!(
+            e.bytes,
+            [
+                // v_wmma_f32_16x16x128_f8f6f4 v[248:255], v[16:23], v[32:39], v[40:47] (FP4)
+                0xf8, 0x60, 0x33, 0xcc, 0x10, 0x41, 0xa2, 0x04, //
+                // s_set_vgpr_msb 0x40
+                0x40, 0x00, 0x86, 0xbf, //
+                // v_wmma_f32_16x16x128_f8f6f4 v[0:7] /*v[256:263]*/, v[24:31], v[32:39], v[48:55]
+                0x00, 0x60, 0x33, 0xcc, 0x18, 0x41, 0xc2, 0x04, //
+                // s_set_vgpr_msb 0x4000
+                0x00, 0x40, 0x86, 0xbf,
+            ]
+        );
+        // D past v1023 (mode 0xc0: D = v[1016:1031]).
         assert!(matches!(
-            split(&[0xf8, 0x40, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c], 0),
-            Err(Refusal::TupleCrossesBank { .. })
+            split(&[0xf8, 0x40, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c], 0xc0),
+            Err(Refusal::TupleOutOfRange { .. })
         ));
         // op_sel_hi[2] (w0 bit 14) clear: not what LLVM encodes.
         assert_eq!(

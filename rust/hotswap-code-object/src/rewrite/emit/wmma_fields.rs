@@ -93,12 +93,15 @@ pub fn source(field: u32, mode: u8, slot: u32) -> Src {
     }
 }
 
-/// Refuses a tuple `[first, first + len)` that crosses a 256-register bank.
-pub fn one_bank(operand: &'static str, first: u32, len: u32) -> Result<(), Refusal> {
-    if first >> 8 == (first + len - 1) >> 8 {
+/// Refuses a tuple `[first, first + len)` that runs past v1023. A tuple may
+/// cross a 256-register bank: it continues linearly from its first register
+/// (LLVM 22 allocates such tuples, e.g. `v[250:257]` under mode 0), so a half
+/// of it is named by its own first register's field and MSBs.
+pub fn in_range(operand: &'static str, first: u32, len: u32) -> Result<(), Refusal> {
+    if first + len <= 1024 {
         Ok(())
     } else {
-        Err(Refusal::TupleCrossesBank {
+        Err(Refusal::TupleOutOfRange {
             operand,
             first,
             len,

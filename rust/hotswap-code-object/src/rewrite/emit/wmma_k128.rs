@@ -19,16 +19,19 @@
 //! When D overlaps the upper halves of A or B, the natural order would
 //! overwrite them before the second operation reads them: the upper half runs
 //! first instead (`D = A_hi × B_hi + C; D = A_lo × B_lo + D`); when D overlaps
-//! both a lower and an upper half, the site is refused. A tuple crossing a
-//! 256-VGPR bank is refused; the second operation's src2 (= D) takes D's bank,
-//! bracketed by `s_set_vgpr_msb` when the mode in force gives src2 another.
+//! both a lower and an upper half, the site is refused. VGPRs above v255: each
+//! emitted operand is named by its first register's 8-bit field and bank; when
+//! an operation needs other banks than the mode in force (the second
+//! operation's src2 = D in another bank than src2's, or a half of a tuple that
+//! crosses v255/v256, which LLVM 22 allocates and which continues linearly),
+//! it is bracketed by `s_set_vgpr_msb` and the mode restored after it.
 //!
 //! Rounding: the accumulator is rounded to the destination format between the
 //! halves (f32, or f16 for the `f16` variants), which the original rounds only
 //! once ([`Rounding::IntermediateF32`] / [`Rounding::IntermediateF16`]).
 
 use super::wmma_fields::{
-    emit, full, one_bank, overlaps_src, source, Src, Vop3p, Wmma, SLOT_DST, SLOT_SRC0, SLOT_SRC1,
+    emit, full, in_range, overlaps_src, source, Src, Vop3p, Wmma, SLOT_DST, SLOT_SRC0, SLOT_SRC1,
     SLOT_SRC2,
 };
 use super::{Expansion, Refusal, Rounding};
@@ -71,11 +74,11 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Refusal> {
         return Err(Refusal::NotVgpr("src1 (B)"));
     };
     let c = source(i.src(2), mode, SLOT_SRC2);
-    one_bank("vdst (D)", d, n)?;
-    one_bank("src0 (A)", a, 16)?;
-    one_bank("src1 (B)", b, 16)?;
+    in_range("vdst (D)", d, n)?;
+    in_range("src0 (A)", a, 16)?;
+    in_range("src1 (B)", b, 16)?;
     if let Src::Vgpr(c) = c {
-        one_bank("src2 (C)", c, n)?;
+        in_range("src2 (C)", c, n)?;
     }
     let clobbers = |half: u32| {
         overlaps_src(d, n, Src::Vgpr(a + half), 8) || overlaps_src(d, n, Src::Vgpr(b + half), 8)
@@ -212,18 +215,38 @@ mod tests {
     }
 
     #[test]
+    fn a_tuple_crossing_v255_splits_into_banked_halves() {
+        // v_wmma_f32_16x16x128_fp8_fp8 v[0:7], v[248:263], v[24:39], v[40:47] (mode 0):
+        // A's upper half is v[256:263], field 0 in bank 1.
+        let e = split(&[0x00, 0x00, 0x80, 0xcc, 0xf8, 0x31, 0xa2, 0x1c], 0).unwrap();
+        assert_eq!(
+            e.bytes,
+            [
+                // v_wmma_f32_16x16x64_fp8_fp8 v[0:7], v[248:255], v[24:31], v[40:47]
+                0x00, 0x00, 0x6a, 0xcc, 0xf8, 0x31, 0xa2, 0x1c, //
+                // s_set_vgpr_msb 0x01
+                0x01, 0x00, 0x86, 0xbf, //
+                // v_wmma_f32_16x16x64_fp8_fp8 v[0:7], v[0:7] /*v[256:263]*/, v[32:39], v[0:7]
+                0x00, 0x00, 0x6a, 0xcc, 0x00, 0x41, 0x02, 0x1c, //
+                // s_set_vgpr_msb 0x100
+                0x00, 0x01, 0x86, 0xbf,
+            ]
+        );
+    }
+
+    #[test]
     fn refusals_name_the_reason() {
         // Not a K=128 WMMA: v_wmma_f32_16x16x64_fp8_fp8.
         assert!(matches!(
             split(&[0x00, 0x00, 0x6a, 0xcc, 0x08, 0x31, 0xa2, 0x1c], 0),
             Err(Refusal::NotHandled(_))
         ));
-        // A tuple crossing v255: A = v[248:263].
+        // A tuple past v1023: mode 0xff, A = v[1016:1031].
         assert_eq!(
-            split(&[0x00, 0x00, 0x80, 0xcc, 0xf8, 0x31, 0xa2, 0x1c], 0),
-            Err(Refusal::TupleCrossesBank {
+            split(&[0x00, 0x00, 0x80, 0xcc, 0xf8, 0x31, 0xa2, 0x1c], 0xff),
+            Err(Refusal::TupleOutOfRange {
                 operand: "src0 (A)",
-                first: 248,
+                first: 1016,
                 len: 16
             })
         );
