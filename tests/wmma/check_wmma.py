@@ -218,6 +218,7 @@ def main():
     ap.add_argument("--states", type=int, default=2)
     ap.add_argument("objects", nargs="+")
     args = ap.parse_args()
+    wm.self_check()
     os.makedirs(args.work, exist_ok=True)
     paths = []
     for p in args.objects:  # a directory stands for the *.co files in it

@@ -18,15 +18,18 @@ Arithmetic (the assumptions, stated in docs/wmma.md):
 - `exact=True` stores results unrounded (Fractions) so that a sequence can be
   compared with the original in real arithmetic.
 
-Operand layouts per lane (l = 0..31), from the ISA's description of the
-16x16 WMMA operands (wave32):
-- 8-bit A (16 x 64 per 8 VGPRs): VGPR v, byte j holds A[m = l % 16][k] with
-  k = 16*(v//2) + 8*(l//16) + 4*(v%2) + j; a 16 x 128 operand is two of these,
-  VGPRs 0-7 for k = 0..63 and 8-15 for k = 64..127. B (k x 16) likewise with
-  n = l % 16;
-- FP4 A (16 x 128 in 8 VGPRs): VGPR v, nibble j: k = 32*(v//2) + 16*(l//16)
-  + 8*(v%2) + j; B likewise. The 32 x 128 A of v_wmma_f32_32x16x128_f4 is two
-  of these, VGPRs 0-7 rows 0-15 and 8-15 rows 16-31;
+Operand layouts per lane (l = 0..31, wave32). No public gfx1250 ISA document
+was available here; the layouts are the ones COMGR's split rules imply
+(gfx1250-a0.md: K=128 A/B halves are VGPR halves; a 16-wide K sub-block of a
+32-block is a lane half for 8-bit formats and a VGPR for FP4; the 32x16x128
+f4 operands stack two 16-row halves), with rows (A) and columns (B) across
+lanes l % 16 as in every RDNA WMMA:
+- 8-bit A (16 x 32 per 4 VGPRs): VGPR v, byte j holds A[m = l % 16][k] with
+  k = 32*(v//4) + 16*(l//16) + 4*(v%4) + j (16 x 64: 8 VGPRs; 16 x 128: 16,
+  VGPRs 0-7 holding k = 0..63). B (k x 16) likewise with n = l % 16;
+- FP4 A (16 x 32 per 2 VGPRs): VGPR v, nibble j: k = 32*(v//2) + 16*(v%2)
+  + 8*(l//16) + j; B likewise. The 32 x 128 A of v_wmma_f32_32x16x128_f4 is
+  two 16 x 128 operands, VGPRs 0-7 rows 0-15 and 8-15 rows 16-31;
 - f32 C/D (16 x 16, 8 VGPRs): VGPR v holds D[m = v + 8*(l//16)][n = l % 16];
   the 32 x 16 D of the f4 WMMA is two, VGPRs 8-15 rows 16-31; f16 C/D (4
   VGPRs): VGPR v, half h holds m = 2v + h + 8*(l//16).
@@ -182,11 +185,11 @@ class Registers:
 # ---------------------------------------------------------------- layouts
 
 def k8(v, lane, j):
-    return 64 * (v // 8) + 16 * ((v % 8) // 2) + 8 * (lane // 16) + 4 * (v % 2) + j
+    return 32 * (v // 4) + 16 * (lane // 16) + 4 * (v % 4) + j
 
 
 def k4(v, lane, j):
-    return 32 * (v // 2) + 16 * (lane // 16) + 8 * (v % 2) + j
+    return 32 * (v // 2) + 16 * (v % 2) + 8 * (lane // 16) + j
 
 
 # Matrix values as integers scaled by 2**16 (every FP8, BF8 and FP4 value is
@@ -370,3 +373,33 @@ def execute(regs, text, exact, magnitude=False):
         s = sum(x * y for x, y in zip(ai[mm], bi[nn]))
         d[(mm, nn)] = cv + (s if den == 1 else Fraction(s, den))
     write_acc(regs, ops[0][1], d_regs, dtype, d, exact, clamp=mods.get("clamp", False))
+
+
+def self_check():
+    """The model's own invariants: each layout maps a row's lanes and bytes
+    onto every K exactly once, and the rounding agrees with the host's IEEE
+    f32 and f16 conversions (Python's struct) on random values."""
+    import random
+    import struct
+    for m in range(16):
+        for nregs, k in ((8, 64), (16, 128)):
+            got = sorted(k8(v, lane, j) for v in range(nregs) for lane in (m, m + 16) for j in range(4))
+            if got != list(range(k)):
+                raise ModelError("8-bit layout is not a bijection")
+        got = sorted(k4(v, lane, j) for v in range(8) for lane in (m, m + 16) for j in range(8))
+        if got != list(range(128)):
+            raise ModelError("FP4 layout is not a bijection")
+    rng = random.Random(5)
+    for fmt, ebits, mbits, width, dec in (("<f", 8, 23, 32, f32_value), ("<e", 5, 10, 16, f16_value)):
+        for _ in range(3000):
+            x = dec(rng.getrandbits(width))
+            if x is None or isinstance(x, float):
+                continue
+            y = x * Fraction(rng.randint(1, 1 << 12), 1 << 11)
+            bits = round_to(y, ebits, mbits)[1]
+            try:
+                ref = int.from_bytes(struct.pack(fmt, float(y)), "little")
+            except OverflowError:
+                ref = ((1 << ebits) - 1) << mbits | (1 << (width - 1) if y < 0 else 0)
+            if bits != ref:
+                raise ModelError(f"rounding of {y} to {width} bits: {bits:#x}, host {ref:#x}")
