@@ -73,6 +73,14 @@ def fp4(b):
     return decode_minifloat(b, 2, 1, 1, False)
 
 
+def fp6(b):  # E2M3, no infinity or NaN
+    return decode_minifloat(b, 2, 3, 1, False)
+
+
+def bf6(b):  # E3M2, no infinity or NaN
+    return decode_minifloat(b, 3, 2, 3, False)
+
+
 def f32_value(bits):
     return decode_minifloat(bits, 8, 23, 127, True)
 
@@ -121,9 +129,13 @@ def round_to(x, ebits, mbits):
 # ---------------------------------------------------------------- instruction text
 
 REG = re.compile(r"v\[(\d+):(\d+)\](?:\s*/\*v\[(\d+):(\d+)\]\*/)?|v(\d+)(?:\s*/\*v(\d+)\*/)?")
+SREG = re.compile(r"s\[(\d+):(\d+)\]|s(\d+)")
 MODS = re.compile(
-    r"\b(neg_lo|neg_hi):\[([01]),([01]),([01])\]|\b(matrix_a_fmt|matrix_b_fmt):(\w+)"
-    r"|\b(matrix_a_reuse|matrix_b_reuse|clamp)\b")
+    r"\b(neg_lo|neg_hi):\[([01]),([01]),([01])\]"
+    r"|\b(matrix_a_fmt|matrix_b_fmt|matrix_a_scale|matrix_b_scale|matrix_a_scale_fmt"
+    r"|matrix_b_scale_fmt|row_mask|bank_mask):(\w+)"
+    r"|\b(matrix_a_reuse|matrix_b_reuse|clamp|bound_ctrl:\w+|fi:\w+)\b"
+    r"|\b(quad_perm):\[([0-3]),([0-3]),([0-3]),([0-3])\]")
 
 
 def parse(text):
@@ -138,8 +150,10 @@ def parse(text):
             mods[m.group(1)] = tuple(int(m.group(i)) for i in (2, 3, 4))
         elif m.group(5):
             mods[m.group(5)] = m.group(6)
-        else:
+        elif m.group(7):
             mods[m.group(7)] = True
+        else:
+            mods[m.group(8)] = tuple(int(m.group(i)) for i in (9, 10, 11, 12))
     rest = MODS.sub("", rest)
     ops = []
     for tok in [t.strip() for t in rest.split(",") if t.strip()]:
@@ -150,6 +164,10 @@ def parse(text):
             else:
                 lo = hi = int(r.group(6) or r.group(5))
             ops.append(("v", lo, hi - lo + 1))
+        elif SREG.fullmatch(tok):
+            r = SREG.fullmatch(tok)
+            lo, hi = (int(r.group(1)), int(r.group(2))) if r.group(1) else (int(r.group(3)),) * 2
+            ops.append(("s", lo, hi - lo + 1))
         else:
             ops.append(("c", tok))
     return mnemonic, ops, mods
@@ -164,11 +182,29 @@ class Registers:
     def __init__(self, init):
         self.init = init  # reg -> list of 32 ints, called for unset registers
         self.r = {}
+        self.s = {}  # SGPRs: reg -> int (initialised from init(1024 + reg)[0])
 
     def copy(self):
         c = Registers(self.init)
         c.r = {k: list(v) for k, v in self.r.items()}
+        c.s = dict(self.s)
         return c
+
+    def sgpr(self, reg):
+        if reg not in self.s:
+            self.s[reg] = self.init(1024 + reg)[0]
+        return self.s[reg]
+
+    def value(self, op, lane):
+        """32-bit value of a one-register source in a lane."""
+        if op[0] == "v":
+            return self.bits(op[1], lane)
+        if op[0] == "s":
+            return self.sgpr(op[1])
+        text = op[1]
+        if "." in text:
+            raise ModelError(f"float constant {text} as a 32-bit source not modelled")
+        return int(text, 0) & 0xFFFFFFFF
 
     def get(self, reg):
         if reg not in self.r:
@@ -194,7 +230,8 @@ def k4(v, lane, j):
 
 # Matrix values as integers scaled by 2**16 (every FP8, BF8 and FP4 value is
 # a multiple of 2**-16; integers unscaled); None for NaN or infinity.
-SCALE = {"fp8": 1 << 16, "bf8": 1 << 16, "fp4": 1 << 16, "u8": 1, "i8": 1}
+SCALE = {"fp8": 1 << 16, "bf8": 1 << 16, "fp4": 1 << 16, "fp6": 1 << 16, "bf6": 1 << 16,
+         "u8": 1, "i8": 1}
 
 
 def _table(dec, scale, n):
@@ -209,6 +246,8 @@ TABLES = {
     "fp8": _table(fp8, 1 << 16, 256),
     "bf8": _table(bf8, 1 << 16, 256),
     "fp4": _table(fp4, 1 << 16, 16),
+    "fp6": _table(fp6, 1 << 16, 64),
+    "bf6": _table(bf6, 1 << 16, 64),
     "u8": list(range(256)),
     "i8": [b - 256 if b & 0x80 else b for b in range(256)],
 }
@@ -220,6 +259,19 @@ def read_matrix(regs, first, nregs, fmt, rows):
     if fmt not in TABLES:
         raise ModelError(f"matrix format {fmt} not modelled")
     t = TABLES[fmt]
+    if fmt in ("fp6", "bf6"):
+        # 6-bit (only ever an unmodified B here, so its layout cannot affect
+        # a comparison): each lane's VGPRs as one little-endian bit string of
+        # 64 values, value i at k = 32*(i//16) + 16*(l//16) + i%16.
+        k = 128
+        out = [[None] * k for _ in range(rows)]
+        for lane in range(LANES):
+            bits = 0
+            for v in range(nregs):
+                bits |= regs.bits(first + v, lane) << (32 * v)
+            for i in range(64):
+                out[lane % 16][32 * (i // 16) + 16 * (lane // 16) + i % 16] = t[bits >> (6 * i) & 0x3F]
+        return out
     k = nregs * 32 * (8 if fmt == "fp4" else 4) // rows
     out = [[None] * k for _ in range(rows)]
     for v in range(nregs):
@@ -306,7 +358,7 @@ def write_acc(regs, first, nregs, dtype, d, exact, clamp=False):
 
 # ---------------------------------------------------------------- instructions
 
-WMMA = re.compile(r"v_wmma_(f32|f16|i32)_(16|32)x16x(64|128)_(fp8|bf8|f8f6f4|f4|iu8)(?:_(fp8|bf8))?$")
+WMMA = re.compile(r"v_wmma_(?:scale16_|scale_)?(f32|f16|i32)_(16|32)x16x(64|128)_(fp8|bf8|f8f6f4|f4|iu8)(?:_(fp8|bf8))?$")
 FMT = {"MATRIX_FMT_FP8": "fp8", "MATRIX_FMT_BF8": "bf8", "MATRIX_FMT_FP4": "fp4",
        "MATRIX_FMT_FP6": "fp6", "MATRIX_FMT_BF6": "bf6"}
 
@@ -325,7 +377,7 @@ def shape(mnemonic, mods):
     elif a == "iu8":
         neg = mods.get("neg_lo", (0, 0, 0))
         a, b = ("i8" if neg[0] else "u8"), ("i8" if neg[1] else "u8")
-    bits = {"fp8": 8, "bf8": 8, "u8": 8, "i8": 8, "fp4": 4}
+    bits = {"fp8": 8, "bf8": 8, "u8": 8, "i8": 8, "fp4": 4, "fp6": 6, "bf6": 6}
     if a not in bits or b not in bits:
         raise ModelError(f"{mnemonic}: format {a}/{b} not modelled")
     a_regs = m * k * bits[a] // 32 // 32
@@ -334,13 +386,67 @@ def shape(mnemonic, mods):
     return dtype, m, k, a, b, a_regs, b_regs, d_regs
 
 
+def scales(regs, op, mods, which, block16):
+    """Scale exponents [row or column][block] of a scaled WMMA's operand
+    (E8M0: 2**(e - 127)); the rows' scales come from lanes 0-15, or 16-31 with
+    MATRIX_SCALE_ROW1."""
+    if mods.get(f"matrix_{which}_scale_fmt", "MATRIX_SCALE_FMT_E8") != "MATRIX_SCALE_FMT_E8":
+        raise ModelError("scale formats other than E8M0 are not modelled")
+    row = 16 if mods.get(f"matrix_{which}_scale") == "MATRIX_SCALE_ROW1" else 0
+    out = []
+    for r in range(16):
+        lane = r + row
+        if op[0] == "v":
+            word = regs.bits(op[1], lane) | (regs.bits(op[1] + 1, lane) << 32 if block16 else 0)
+        elif op[0] == "s":
+            word = regs.sgpr(op[1]) | (regs.sgpr(op[1] + 1) << 32 if block16 else 0)
+        else:
+            raise ModelError("constant scale operand not modelled")
+        exps = [word >> (8 * i) & 0xFF for i in range(8 if block16 else 4)]
+        if 0xFF in exps:
+            raise ModelError("NaN scale: finite inputs only")
+        out.append(exps)
+    return out
+
+
 def execute(regs, text, exact, magnitude=False):
     """Executes one instruction of objdump text on `regs`."""
     mnemonic, ops, mods = parse(text)
     if mnemonic in ("v_nop", "s_set_vgpr_msb", "s_nop"):
         return
+    if mnemonic in ("v_mov_b32", "v_mov_b32_e32", "v_mov_b32_e64", "v_mov_b32_dpp"):
+        if mnemonic == "v_mov_b32_dpp":
+            if mods.get("quad_perm") != (0, 1, 2, 3) or mods.get("bank_mask", "0xf") != "0xf":
+                raise ModelError(f"{text}: only identity DPP moves are modelled")
+            rows = int(mods.get("row_mask", "0xf"), 0)
+        else:
+            rows = 0xF
+        dst = ops[0][1]
+        lanes = list(regs.get(dst))
+        for lane in range(LANES):
+            if rows >> (lane // 16) & 1:
+                lanes[lane] = regs.value(ops[1], lane)
+        regs.r[dst] = lanes
+        return
+    if mnemonic in ("v_perm_b32", "v_perm_b32_e64"):
+        dst = ops[0][1]
+        lanes = list(regs.get(dst))
+        for lane in range(LANES):
+            pool = regs.value(ops[2], lane) | regs.value(ops[1], lane) << 32
+            sel = regs.value(ops[3], lane)
+            out = 0
+            for i in range(4):
+                b = sel >> (8 * i) & 0xFF
+                if b > 7:
+                    raise ModelError(f"{text}: selector byte {b:#x} not modelled")
+                out |= (pool >> (8 * b) & 0xFF) << (8 * i)
+            lanes[lane] = out
+        regs.r[dst] = lanes
+        return
     dtype, m, k, afmt, bfmt, a_regs, b_regs, d_regs = shape(mnemonic, mods)
-    if len(ops) != 4 or ops[0][0] != "v" or ops[1][0] != "v" or ops[2][0] != "v":
+    scaled = mnemonic.startswith("v_wmma_scale")
+    block16 = mnemonic.startswith("v_wmma_scale16")
+    if len(ops) != (6 if scaled else 4) or ops[0][0] != "v" or ops[1][0] != "v" or ops[2][0] != "v":
         raise ModelError(f"{text}: unexpected operands")
     for op, want in ((ops[0], d_regs), (ops[1], a_regs), (ops[2], b_regs)):
         if op[2] != want:
@@ -365,10 +471,24 @@ def execute(regs, text, exact, magnitude=False):
         bi = [[abs(x) for x in row] for row in bi]
         c = {key: (abs(x) if x is not None else None) for key, x in c.items()}
     den = SCALE[afmt] * SCALE[bfmt]
+    if scaled:
+        sa = scales(regs, ops[4], mods, "a", block16)
+        sb = scales(regs, ops[5], mods, "b", block16)
+        width = 16 if block16 else 32
     d = {}
     for (mm, nn), cv in c.items():
         if cv is None or isinstance(cv, float):
             d[(mm, nn)] = cv  # NaN, or an infinity the finite products keep
+            continue
+        if scaled:  # sum over blocks of 2**(ea + eb) * block dot product
+            s = 0
+            for blk in range(k // width):
+                part = sum(x * y for x, y in zip(ai[mm][blk * width:(blk + 1) * width],
+                                                 bi[nn][blk * width:(blk + 1) * width]))
+                if magnitude:
+                    part = abs(part)
+                s += part << (sa[mm][blk] + sb[nn][blk])
+            d[(mm, nn)] = cv + Fraction(s, den << 254)
             continue
         s = sum(x * y for x, y in zip(ai[mm], bi[nn]))
         d[(mm, nn)] = cv + (s if den == 1 else Fraction(s, den))

@@ -16,7 +16,9 @@
 use std::process::ExitCode;
 
 use hotswap_code_object::gfx1250::{self, A0Class};
-use hotswap_code_object::rewrite::emit::{wmma_f4, wmma_int_nops, wmma_k128, Expansion};
+use hotswap_code_object::rewrite::emit::{
+    wmma_f4, wmma_int_nops, wmma_k128, wmma_scale16, Expansion, Refusal,
+};
 use hotswap_code_object::rewrite::vgpr_mode::{self, Mode};
 
 // Only `json_str` is used here; the shared module's random generator is not.
@@ -43,7 +45,7 @@ fn kind(bytes: &[u8]) -> Option<&'static str> {
     if bytes.len() == 16 && bytes[3] == 0xCC && bytes[11] == 0xCC {
         return match (bytes[2], bytes[10]) {
             (0x35 | 0x3A, 0x88) => Some("f4_scaled"),
-            (0x3A, _) => Some("scale16"),
+            (0x3A, 0x33) => Some("scale16"),
             _ => None,
         };
     }
@@ -57,6 +59,33 @@ fn expansion_json(e: &Expansion) -> String {
         e.swapped,
         e.rounding
     )
+}
+
+/// The block-16 split with the first scratch block (below v256) that
+/// overlaps no operand: this driver has no liveness, so the checker excludes
+/// the scratch registers from its comparison.
+fn scale16(bytes: &[u8], mode: u8) -> String {
+    let need = match wmma_scale16::scratch_needed(bytes) {
+        Ok(n) => n,
+        Err(r) => return format!("\"refusal\":{}", json_str(&r.to_string())),
+    };
+    let mut last = Refusal::Overlap("no scratch block below v256 overlaps no operand");
+    for base in 0..=256 - need {
+        match wmma_scale16::split(bytes, mode, base) {
+            Ok(e) => {
+                return format!(
+                    "{},\"scratch\":{base},\"scratch_len\":{need}",
+                    expansion_json(&e)
+                )
+            }
+            Err(Refusal::Overlap("the scratch block overlaps an operand")) => {}
+            Err(r) => {
+                last = r;
+                break;
+            }
+        }
+    }
+    format!("\"refusal\":{}", json_str(&last.to_string()))
 }
 
 fn run(path: &str) -> Result<(), String> {
@@ -114,7 +143,8 @@ fn run(path: &str) -> Result<(), String> {
                         Err(r) => format!("\"refusal\":{}", json_str(&r.to_string())),
                     }
                 }
-                _ => "\"refusal\":\"no emitter for the block-16 scaled WMMA yet\"".into(),
+                ("scale16", Some(m)) => scale16(bytes, m),
+                _ => "\"refusal\":\"no emitter for this WMMA\"".into(),
             };
             println!(
                 "{{\"site\":{},\"function\":{},\"vaddr\":{vaddr},\"kind\":\"{kind}\",\"mode\":{},\"original\":\"{}\",{outcome}}}",

@@ -2,8 +2,9 @@
 // linked by ld.lld-22 (build_corpus.sh): banked operands under several
 // s_set_vgpr_msb modes (the K split's second src2 = D in another bank than
 // src2's), tuples crossing v255/v256 (which LLVM 22 allocates itself), an
-// unknown mode at a join, and integer WMMAs before dependent VALUs,
-// branches and the function's end.
+// unknown mode at a join, block-16 scaled WMMAs (FP4, FP8/BF8, FP6 A; SGPR
+// and VGPR scales; scale rows; the scaled f4 forms), and integer WMMAs
+// before dependent VALUs, branches and the function's end.
   .amdgcn_target "amdgcn-amd-amdhsa--gfx1250"
   .text
 
@@ -50,6 +51,21 @@ f_unknown_mode:
   s_setpc_b64 s[30:31]
 .Lf_unknown_mode_end:
   .size f_unknown_mode, .Lf_unknown_mode_end-f_unknown_mode
+
+  .p2align 8
+  .type f_scale16,@function
+f_scale16:
+  v_wmma_scale16_f32_16x16x128_f8f6f4 v[0:7], v[8:15], v[16:31], v[32:39], v[40:41], v[42:43] matrix_a_fmt:MATRIX_FMT_FP4
+  v_wmma_scale16_f32_16x16x128_f8f6f4 v[0:7], v[8:23], v[24:35], v[0:7], s[4:5], v[42:43] matrix_b_fmt:MATRIX_FMT_FP6 matrix_a_scale:MATRIX_SCALE_ROW1
+  s_set_vgpr_msb 0x5d
+  v_wmma_scale16_f32_16x16x128_f8f6f4 v[0:7], v[8:23], v[24:39], v[40:47], v[48:49], s[6:7] matrix_a_fmt:MATRIX_FMT_BF8 matrix_b_scale:MATRIX_SCALE_ROW1
+  s_set_vgpr_msb 0x5d00
+  v_wmma_scale16_f32_16x16x128_f8f6f4 v[0:7], v[8:19], v[24:39], v[40:47], v[48:49], v[50:51] matrix_a_fmt:MATRIX_FMT_FP6
+  v_wmma_scale16_f32_32x16x128_f4 v[0:15], v[16:31], v[32:39], v[40:55], v[56:57], v[58:59]
+  v_wmma_scale_f32_32x16x128_f4 v[0:15], v[16:31], v[32:39], v[40:55], v56, v58
+  s_setpc_b64 s[30:31]
+.Lf_scale16_end:
+  .size f_scale16, .Lf_scale16_end-f_scale16
 
   .p2align 8
   .type f_int,@function

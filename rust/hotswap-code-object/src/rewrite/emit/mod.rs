@@ -4,9 +4,10 @@
 //! context it needs (the `s_set_vgpr_msb` mode in force at the site, from
 //! [`super::vgpr_mode`]; for the integer WMMA spacing, the instructions that
 //! follow the site). It returns the bytes that replace the instruction, or a
-//! [`Refusal`] that says precisely why it cannot. None of them reads or writes
-//! a register the original instruction does not name, so none changes the
-//! kernel descriptor's register counts. The caller places the bytes (an
+//! [`Refusal`] that says precisely why it cannot. Except [`wmma_scale16`]
+//! (scratch supplied by the caller), none reads or writes a register the
+//! original instruction does not name, so none changes the kernel
+//! descriptor's register counts. The caller places the bytes (an
 //! emitter never knows an address) and refuses the site when the mode is
 //! unknown.
 //!
@@ -15,7 +16,12 @@
 //! - [`wmma_f4`]: `v_wmma_f32_32x16x128_f4` → two `v_wmma_f32_16x16x128_f8f6f4`
 //!   (FP4 × FP4) along M;
 //! - [`wmma_int_nops`]: an integer WMMA followed by fewer independent VALU
-//!   slots than A0 needs → the WMMA and the missing `v_nop`s.
+//!   slots than A0 needs → the WMMA and the missing `v_nop`s;
+//! - [`wmma_scale16`]: `v_wmma_scale16_f32_16x16x128_f8f6f4` → two block-32
+//!   scaled WMMAs split along K, with byte-gathered scales and zero-masked K
+//!   sub-blocks of A in a scratch block the caller supplies (the one emitter
+//!   that writes registers the original does not name: the caller must take
+//!   them dead at the site, or raise the register counts).
 //!
 //! The proof that an expansion computes what the original computed is not
 //! here: `tests/wmma` decodes every emitted byte with llvm-objdump-22,
@@ -26,6 +32,7 @@ pub mod wmma_f4;
 mod wmma_fields;
 pub mod wmma_int_nops;
 pub mod wmma_k128;
+pub mod wmma_scale16;
 
 /// Why an emitter refused a site.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -21,6 +21,10 @@
 //! differs from the mode in force (a tuple crossing v255/v256, which LLVM 22
 //! allocates and which continues linearly).
 //!
+//! The halves are adjacent unless the second writes a register the first
+//! reads (then [`super::wmma_k128::WAR_NOPS`] `v_nop`s separate them: what
+//! LLVM 22 puts between an FP4 f8f6f4 WMMA and a VALU overwriting its A).
+//!
 //! The scaled forms (`v_wmma_scale[16]_f32_32x16x128_f4`, 16 bytes) are
 //! refused ([`Refusal::Scaled`]).
 
@@ -28,6 +32,7 @@ use super::wmma_fields::{
     emit, full, in_range, overlaps_src, source, Src, Vop3p, Wmma, SLOT_DST, SLOT_SRC0, SLOT_SRC1,
     SLOT_SRC2,
 };
+use super::wmma_k128::WAR_NOPS;
 use super::{Expansion, Refusal, Rounding};
 
 /// `v_wmma_f32_32x16x128_f4`.
@@ -118,8 +123,13 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Refusal> {
     } else {
         [half(0), half(8)]
     };
-    let mut out = Vec::with_capacity(16);
-    emit(&mut out, &ops, mode);
+    // Write-after-read: the second's D over the first's sources.
+    let (h1, h2) = if swapped { (8, 0) } else { (0, 8) };
+    let war = overlaps_src(d + h2, 8, Src::Vgpr(a + h1), 8)
+        || overlaps_src(d + h2, 8, Src::Vgpr(b), 8)
+        || overlaps_src(d + h2, 8, c_half(h1), 8);
+    let mut out = Vec::with_capacity(32);
+    emit(&mut out, &ops, mode, if war { WAR_NOPS } else { 0 });
     Ok(Expansion {
         bytes: out,
         swapped,
@@ -167,6 +177,9 @@ mod tests {
             [
                 // v_wmma_f32_16x16x128_f8f6f4 v[16:23], v[8:15], v[32:39], v[48:55] (FP4)
                 0x10, 0x60, 0x33, 0xcc, 0x08, 0x41, 0xc2, 0x04, //
+                // 4 × v_nop: the second writes v[8:15], which the first read as A
+                0x00, 0x00, 0x00, 0x7e, 0x00, 0x00, 0x00, 0x7e, //
+                0x00, 0x00, 0x00, 0x7e, 0x00, 0x00, 0x00, 0x7e, //
                 // v_wmma_f32_16x16x128_f8f6f4 v[8:15], v[0:7], v[32:39], v[40:47] (FP4)
                 0x08, 0x60, 0x33, 0xcc, 0x00, 0x41, 0xa2, 0x04,
             ]

@@ -126,10 +126,16 @@ pub fn set_vgpr_msb(mode: u8, previous: u8) -> [u8; 4] {
 }
 
 /// Appends `ops` to `out`, each preceded by the `s_set_vgpr_msb` its operands'
-/// banks need (only when the mode changes), and restores `mode` after them.
-pub fn emit(out: &mut Vec<u8>, ops: &[Wmma], mode: u8) {
+/// banks need (only when the mode changes) and, after the first, by `gap`
+/// `v_nop`s; restores `mode` after them.
+pub fn emit(out: &mut Vec<u8>, ops: &[Wmma], mode: u8, gap: u32) {
     let mut current = mode;
-    for op in ops {
+    for (n, op) in ops.iter().enumerate() {
+        if n > 0 {
+            for _ in 0..gap {
+                out.extend_from_slice(&super::V_NOP);
+            }
+        }
         let mut needed = current;
         let mut set = |slot: u32, reg: u32| {
             needed = (needed & !(3 << (2 * slot))) | (((reg >> 8) as u8 & 3) << (2 * slot));

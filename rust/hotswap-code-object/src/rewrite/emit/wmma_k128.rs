@@ -10,10 +10,14 @@
 //! A and B are 16 VGPRs each; their first eight registers hold K = 0..63 and
 //! the last eight K = 64..127 (COMGR's split and the ISA's 8-bit matrix
 //! layout). The `matrix_a_reuse`/`matrix_b_reuse` hints are cleared (the
-//! operands differ from one operation to the next). No `v_nop` separates the
-//! halves: LLVM 22's hazard recognizer emits same-shape WMMAs chained through
-//! src2 back to back (measured on clang-22 output), and A0 needs fewer slots
-//! than B0 after these WMMAs, so the spacing the compiler left after the
+//! operands differ from one operation to the next). Spacing: LLVM 22 emits
+//! same-shape WMMAs chained through src2 (C = D) back to back, but puts 4
+//! VALU slots between a K=64 FP8 WMMA and a VALU that overwrites one of its
+//! sources (both measured on clang-22 output); so the halves are adjacent
+//! unless the second writes a register the first reads other than as that
+//! accumulator (D over A or B, or over a C other than D), when [`WAR_NOPS`]
+//! `v_nop`s separate them. A0 needs fewer slots than B0 after these WMMAs
+//! (gfx1250-a0.md, WmmaHazard), so the spacing the compiler left after the
 //! original still covers the second half.
 //!
 //! When D overlaps the upper halves of A or B, the natural order would
@@ -35,6 +39,11 @@ use super::wmma_fields::{
     SLOT_SRC2,
 };
 use super::{Expansion, Refusal, Rounding};
+
+/// `v_nop`s between two WMMAs when the second overwrites a source of the
+/// first (what LLVM 22 puts between a K=64 FP8 WMMA and a VALU overwriting
+/// its A).
+pub const WAR_NOPS: u32 = 4;
 
 /// The first K=128 opcode (`v_wmma_f32_16x16x128_fp8_fp8`).
 const K128_FIRST: u32 = 0x80;
@@ -112,8 +121,13 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Refusal> {
             src: [Src::Vgpr(a + second), Src::Vgpr(b + second), Src::Vgpr(d)],
         },
     ];
-    let mut out = Vec::with_capacity(32);
-    emit(&mut out, &ops, mode);
+    // The second operation writes D: a write-after-read of the first's
+    // sources unless D is only the chained accumulator.
+    let war = overlaps_src(d, n, Src::Vgpr(a + first), 8)
+        || overlaps_src(d, n, Src::Vgpr(b + first), 8)
+        || (c != Src::Vgpr(d) && overlaps_src(d, n, c, n));
+    let mut out = Vec::with_capacity(48);
+    emit(&mut out, &ops, mode, if war { WAR_NOPS } else { 0 });
     Ok(Expansion {
         bytes: out,
         swapped,
@@ -184,6 +198,9 @@ mod tests {
             [
                 // v_wmma_f32_16x16x64_fp8_fp8 v[8:15], v[8:15], v[40:47], v[48:55]
                 0x08, 0x00, 0x6a, 0xcc, 0x08, 0x51, 0xc2, 0x1c, //
+                // 4 × v_nop: the second writes v[8:15], which the first read as A
+                0x00, 0x00, 0x00, 0x7e, 0x00, 0x00, 0x00, 0x7e, //
+                0x00, 0x00, 0x00, 0x7e, 0x00, 0x00, 0x00, 0x7e, //
                 // v_wmma_f32_16x16x64_fp8_fp8 v[8:15], v[0:7], v[32:39], v[8:15]
                 0x08, 0x00, 0x6a, 0xcc, 0x00, 0x41, 0x22, 0x1c,
             ]
