@@ -386,15 +386,18 @@ def shape(mnemonic, mods):
     return dtype, m, k, a, b, a_regs, b_regs, d_regs
 
 
-def scales(regs, op, mods, which, block16):
+def scales(regs, op, mods, which, block16, rows=16):
     """Scale exponents [row or column][block] of a scaled WMMA's operand
-    (E8M0: 2**(e - 127)); the rows' scales come from lanes 0-15, or 16-31 with
-    MATRIX_SCALE_ROW1."""
+    (E8M0: 2**(e - 127)); the 16 rows' scales come from lanes 0-15, or 16-31
+    with MATRIX_SCALE_ROW1; the 32 rows of the 32x16x128 f4 A from lanes
+    0-31."""
     if mods.get(f"matrix_{which}_scale_fmt", "MATRIX_SCALE_FMT_E8") != "MATRIX_SCALE_FMT_E8":
         raise ModelError("scale formats other than E8M0 are not modelled")
     row = 16 if mods.get(f"matrix_{which}_scale") == "MATRIX_SCALE_ROW1" else 0
+    if rows == 32 and row:
+        raise ModelError("MATRIX_SCALE_ROW1 on a 32-row operand is not modelled")
     out = []
-    for r in range(16):
+    for r in range(rows):
         lane = r + row
         if op[0] == "v":
             word = regs.bits(op[1], lane) | (regs.bits(op[1] + 1, lane) << 32 if block16 else 0)
@@ -472,7 +475,7 @@ def execute(regs, text, exact, magnitude=False):
         c = {key: (abs(x) if x is not None else None) for key, x in c.items()}
     den = SCALE[afmt] * SCALE[bfmt]
     if scaled:
-        sa = scales(regs, ops[4], mods, "a", block16)
+        sa = scales(regs, ops[4], mods, "a", block16, m)
         sb = scales(regs, ops[5], mods, "b", block16)
         width = 16 if block16 else 32
     d = {}

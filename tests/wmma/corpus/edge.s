@@ -63,6 +63,11 @@ f_scale16:
   v_wmma_scale16_f32_16x16x128_f8f6f4 v[0:7], v[8:19], v[24:39], v[40:47], v[48:49], v[50:51] matrix_a_fmt:MATRIX_FMT_FP6
   v_wmma_scale16_f32_32x16x128_f4 v[0:15], v[16:31], v[32:39], v[40:55], v[56:57], v[58:59]
   v_wmma_scale_f32_32x16x128_f4 v[0:15], v[16:31], v[32:39], v[40:55], v56, v58
+  s_set_vgpr_msb 0x44
+  v_wmma_scale_f32_32x16x128_f4 v[0:15], v[16:31], v[32:39], v[0:15], s2, v58 matrix_b_scale:MATRIX_SCALE_ROW1 neg_lo:[0,0,1]
+  v_wmma_scale_f32_32x16x128_f4 v[8:23], v[0:15], v[32:39], v[40:55], v60, v61
+  v_wmma_scale_f32_32x16x128_f4 v[0:15], v[16:31], v[32:39], v[40:55], v56, v58 matrix_a_scale:MATRIX_SCALE_ROW1
+  s_set_vgpr_msb 0x4400
   s_setpc_b64 s[30:31]
 .Lf_scale16_end:
   .size f_scale16, .Lf_scale16_end-f_scale16

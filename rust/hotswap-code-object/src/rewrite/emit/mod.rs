@@ -59,8 +59,11 @@ pub enum Refusal {
     /// The destination overlaps a source the second operation still reads, in
     /// both orders of the two operations.
     Overlap(&'static str),
-    /// The scaled (16-byte VOP3PX2) form, which this emitter does not expand.
+    /// The block-16 scaled form of the 32x16x128 f4 WMMA, which no emitter
+    /// expands.
     Scaled,
+    /// A form of the instruction the expansion does not support (what).
+    Unsupported(&'static str),
 }
 
 impl std::fmt::Display for Refusal {
@@ -84,10 +87,11 @@ impl std::fmt::Display for Refusal {
                 first + len - 1
             ),
             Self::Overlap(what) => write!(f, "{what}"),
+            Self::Unsupported(what) => write!(f, "{what} is not supported"),
             Self::Scaled => write!(
                 f,
-                "the scaled (VOP3PX2) form is not expanded: its scales would need \
-                 per-half MATRIX_SCALE_ROW selection"
+                "the block-16 scaled 32x16x128 f4 form is not expanded: it needs an M and \
+                 a K split (four operations, scratch registers)"
             ),
         }
     }

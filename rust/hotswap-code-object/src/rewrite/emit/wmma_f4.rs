@@ -25,8 +25,17 @@
 //! reads (then [`super::wmma_k128::WAR_NOPS`] `v_nop`s separate them: what
 //! LLVM 22 puts between an FP4 f8f6f4 WMMA and a VALU overwriting its A).
 //!
-//! The scaled forms (`v_wmma_scale[16]_f32_32x16x128_f4`, 16 bytes) are
-//! refused ([`Refusal::Scaled`]).
+//! The block-32 scaled form (`v_wmma_scale_f32_32x16x128_f4`, the LD_SCALE
+//! prefix then the WMMA, 16 bytes) splits the same way into two
+//! `v_wmma_scale_f32_16x16x128_f8f6f4`: the scale of A's rows 0..15 is in
+//! lanes 0–15 of scale_src0 and that of rows 16..31 in lanes 16–31, so the
+//! upper half selects them with `matrix_a_scale:MATRIX_SCALE_ROW1` (COMGR,
+//! PR #3691); B's scale (both halves use all of B) is unchanged, and so are
+//! the scale formats; the reuse hints are cleared. A prefix that already
+//! selects ROW1 for A is refused (what it means for 32 rows is not known
+//! here), as is a destination over a scale register the second half reads.
+//! The block-16 form (`v_wmma_scale16_f32_32x16x128_f4`) is refused
+//! ([`Refusal::Scaled`]).
 
 use super::wmma_fields::{
     emit, full, in_range, overlaps_src, source, Src, Vop3p, Wmma, SLOT_DST, SLOT_SRC0, SLOT_SRC1,
@@ -53,6 +62,9 @@ const W1_KNOWN: u32 = 0x07ff_ffff | 3 << 27 | 1 << 31;
 /// w0\[13:11\], b_fmt's high bit in w0\[14\], its low bits in w1\[28:27\] (0).
 const FP4_FMT_W0: u32 = 1 << 13 | 1 << 14;
 
+/// `matrix_a_scale:MATRIX_SCALE_ROW1` in the LD_SCALE prefix's w0.
+const A_SCALE_ROW1: u32 = 1 << 11;
+
 /// Whether `bytes` is a plain (8-byte) `v_wmma_f32_32x16x128_f4`.
 pub fn is_f4(bytes: &[u8]) -> bool {
     Vop3p::parse(bytes).is_some_and(|i| i.op() == F4_32X16)
@@ -61,12 +73,27 @@ pub fn is_f4(bytes: &[u8]) -> bool {
 /// Splits `v_wmma_f32_32x16x128_f4` (`bytes`, 8 bytes) under the VGPR-MSB
 /// `mode` in force at the site.
 pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Refusal> {
-    if bytes.len() == 16
-        && bytes[3] == 0xCC
-        && matches!(u32::from(bytes[2]), LD_SCALE | LD_SCALE16)
-        && u32::from(bytes[10]) == F4_32X16
-    {
-        return Err(Refusal::Scaled);
+    let mut prefix = None;
+    let mut bytes = bytes;
+    if bytes.len() == 16 && bytes[3] == 0xCC && u32::from(bytes[10]) == F4_32X16 {
+        match u32::from(bytes[2]) {
+            LD_SCALE16 => return Err(Refusal::Scaled),
+            LD_SCALE => {
+                let p = Vop3p::parse(&bytes[..8])
+                    .ok_or(Refusal::NotHandled("v_wmma_scale_f32_32x16x128_f4"))?;
+                if p.w0 & 0xff != 0 {
+                    return Err(Refusal::UnknownBits(u64::from(p.w0 & 0xff)));
+                }
+                if p.w0 & A_SCALE_ROW1 != 0 {
+                    return Err(Refusal::Unsupported(
+                        "MATRIX_SCALE_ROW1 for the A scale of a 32-row f4 WMMA",
+                    ));
+                }
+                prefix = Some(p);
+                bytes = &bytes[8..];
+            }
+            _ => {}
+        }
     }
     let i = Vop3p::parse(bytes)
         .filter(|i| i.op() == F4_32X16)
@@ -94,6 +121,22 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Refusal> {
         Src::Vgpr(c) => Src::Vgpr(c + h),
         f => f,
     };
+    // The scale VGPRs (block-32: one register each; MSB-free), read by both.
+    let scale_vgprs: Vec<Src> = prefix
+        .map(|p| {
+            [p.w1 & 0x1ff, (p.w1 >> 9) & 0x1ff]
+                .into_iter()
+                .filter(|&f| f >= 0x100)
+                .map(|f| Src::Vgpr(f & 0xff))
+                .collect()
+        })
+        .unwrap_or_default();
+    let over_scales = |h: u32| scale_vgprs.iter().any(|&s| overlaps_src(d + h, 8, s, 1));
+    if over_scales(0) || over_scales(8) {
+        return Err(Refusal::Overlap(
+            "vdst (D) overlaps a scale operand, which both halves read",
+        ));
+    }
     // Writing D's half `h` clobbers a source of the other half's operation.
     let clobbers = |h: u32| {
         let o = 8 - h;
@@ -117,6 +160,11 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Refusal> {
         w1,
         dst: d + h,
         src: [Src::Vgpr(a + h), Src::Vgpr(b), c_half(h)],
+        // Reuse hints cleared; the upper rows' A scales from lanes 16-31.
+        prefix: prefix.map(|p| {
+            let row = if h == 8 { A_SCALE_ROW1 } else { 0 };
+            [(p.w0 & !(3 << 13)) | row, p.w1]
+        }),
     };
     let ops = if swapped {
         [half(8), half(0)]
@@ -192,6 +240,37 @@ mod tests {
     }
 
     #[test]
+    fn block32_scaled_form_selects_row1_for_the_upper_half() {
+        // v_wmma_scale_f32_32x16x128_f4 v[0:15], v[16:31], v[32:39], v[40:55], v56, v58
+        let orig = [
+            0x00, 0x00, 0x35, 0xcc, 0x38, 0x75, 0x02, 0x04, //
+            0x00, 0x40, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c,
+        ];
+        let e = split(&orig, 0).unwrap();
+        assert_eq!(
+            e.bytes,
+            [
+                // v_wmma_scale_f32_16x16x128_f8f6f4 v[0:7], v[16:23], v[32:39], v[40:47],
+                //   v56, v58 matrix_a_fmt:MATRIX_FMT_FP4 matrix_b_fmt:MATRIX_FMT_FP4
+                0x00, 0x00, 0x35, 0xcc, 0x38, 0x75, 0x02, 0x04, //
+                0x00, 0x60, 0x33, 0xcc, 0x10, 0x41, 0xa2, 0x04, //
+                // v_wmma_scale_f32_16x16x128_f8f6f4 v[8:15], v[24:31], v[32:39], v[48:55],
+                //   v56, v58 (FP4) matrix_a_scale:MATRIX_SCALE_ROW1
+                0x00, 0x08, 0x35, 0xcc, 0x38, 0x75, 0x02, 0x04, //
+                0x08, 0x60, 0x33, 0xcc, 0x18, 0x41, 0xc2, 0x04,
+            ]
+        );
+        // A scale already on ROW1: refused.
+        let mut row1 = orig;
+        row1[1] = 0x08;
+        assert!(matches!(split(&row1, 0), Err(Refusal::Unsupported(_))));
+        // D = v[56:71] over the scale v56: refused.
+        let mut over = orig;
+        over[8] = 56;
+        assert!(matches!(split(&over, 0), Err(Refusal::Overlap(_))));
+    }
+
+    #[test]
     fn banks_and_refusals() {
         // Mode 0x55 (src0, src1, src2, vdst in bank 1): halves stay in bank 1,
         // no bracket.
@@ -222,9 +301,9 @@ mod tests {
             split(&[0x00, 0x00, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c], 0),
             Err(Refusal::UnknownBits(1 << 14))
         );
-        // The scaled form: v_wmma_scale_f32_32x16x128_f4 (LD_SCALE + 0x88).
+        // The block-16 scaled form: v_wmma_scale16_f32_32x16x128_f4 (LD_SCALE16 + 0x88).
         let mut scaled = [0u8; 16];
-        scaled[..4].copy_from_slice(&[0x00, 0x00, 0x35, 0xcc]);
+        scaled[..4].copy_from_slice(&[0x00, 0x00, 0x3a, 0xcc]);
         scaled[8..12].copy_from_slice(&[0x00, 0x40, 0x88, 0xcc]);
         assert_eq!(split(&scaled, 0), Err(Refusal::Scaled));
         assert!(is_f4(&[0x00, 0x40, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c]));

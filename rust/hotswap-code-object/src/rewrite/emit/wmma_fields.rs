@@ -76,6 +76,9 @@ pub struct Wmma {
     pub dst: u32,
     /// src0, src1, src2.
     pub src: [Src; 3],
+    /// The LD_SCALE prefix of a scaled WMMA (its two dwords, written before
+    /// the WMMA; its scale operands ignore the VGPR-MSB mode).
+    pub prefix: Option<[u32; 2]>,
 }
 
 /// The full register number of VGPR field `field` (8 bits) in `slot` under
@@ -155,6 +158,9 @@ pub fn emit(out: &mut Vec<u8>, ops: &[Wmma], mode: u8, gap: u32) {
         if needed != current {
             out.extend_from_slice(&set_vgpr_msb(needed, current));
             current = needed;
+        }
+        for w in op.prefix.iter().flatten() {
+            out.extend_from_slice(&w.to_le_bytes());
         }
         out.extend_from_slice(&(op.w0 | (op.dst & 0xff)).to_le_bytes());
         out.extend_from_slice(&w1.to_le_bytes());

@@ -113,12 +113,14 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Refusal> {
             w1,
             dst: d,
             src: [Src::Vgpr(a + first), Src::Vgpr(b + first), c],
+            prefix: None,
         },
         Wmma {
             w0: w0 & !(1 << 10),
             w1: w1 & !(1 << 31),
             dst: d,
             src: [Src::Vgpr(a + second), Src::Vgpr(b + second), Src::Vgpr(d)],
+            prefix: None,
         },
     ];
     // The second operation writes D: a write-after-read of the first's

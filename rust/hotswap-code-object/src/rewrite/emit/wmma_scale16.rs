@@ -95,8 +95,8 @@ fn a_regs(fmt: u32) -> Option<u32> {
 pub fn scratch_needed(bytes: &[u8]) -> Result<u32, Refusal> {
     let (_, wmma) =
         parse(bytes).ok_or(Refusal::NotHandled("v_wmma_scale16_f32_16x16x128_f8f6f4"))?;
-    let n = a_regs((wmma.w0 >> 11) & 7).ok_or(Refusal::NotHandled(
-        "a scale16 WMMA with an FP8, BF8 or FP4 A matrix (FP6/BF6 sub-block layout unknown)",
+    let n = a_regs((wmma.w0 >> 11) & 7).ok_or(Refusal::Unsupported(
+        "an FP6/BF6 A matrix (where its 16-wide K sub-blocks lie is not known)",
     ))?;
     Ok(2 + n)
 }
@@ -374,7 +374,7 @@ mod tests {
         // FP6 A (matrix_a_fmt 2): the sub-block layout is not known.
         let mut fp6 = orig.clone();
         fp6[9] = 0x10;
-        assert!(matches!(scratch_needed(&fp6), Err(Refusal::NotHandled(_))));
+        assert!(matches!(scratch_needed(&fp6), Err(Refusal::Unsupported(_))));
         // Not a scale16 WMMA: the block-32 form.
         let mut scale32 = orig;
         scale32[2] = 0x35;
