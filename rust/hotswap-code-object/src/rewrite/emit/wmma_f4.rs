@@ -111,6 +111,15 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Refusal> {
         return Err(Refusal::NotVgpr("src1 (B)"));
     };
     let c = source(i.src(2), mode, SLOT_SRC2);
+    // A non-VGPR C is used whole by both halves: only an inline constant
+    // (the same value in every element) can be.
+    if let Src::Field(f) = c {
+        if !matches!(f, 128..=208 | 240..=248) {
+            return Err(Refusal::NotVgpr(
+                "src2 (C), neither a VGPR tuple nor an inline constant",
+            ));
+        }
+    }
     in_range("vdst (D)", d, 16)?;
     in_range("src0 (A)", a, 16)?;
     in_range("src1 (B)", b, 8)?;
@@ -296,6 +305,14 @@ mod tests {
             split(&[0xf8, 0x40, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c], 0xc0),
             Err(Refusal::TupleOutOfRange { .. })
         ));
+        // C an SGPR field (s8: 0x008): refused; an inline constant (1.0: 0xf2) splits.
+        assert_eq!(
+            split(&[0x00, 0x40, 0x88, 0xcc, 0x10, 0x41, 0x22, 0x18], 0),
+            Err(Refusal::NotVgpr(
+                "src2 (C), neither a VGPR tuple nor an inline constant"
+            ))
+        );
+        assert!(split(&[0x00, 0x40, 0x88, 0xcc, 0x10, 0x41, 0xca, 0x1b], 0).is_ok());
         // op_sel_hi[2] (w0 bit 14) clear: not what LLVM encodes.
         assert_eq!(
             split(&[0x00, 0x00, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c], 0),
