@@ -29,6 +29,9 @@
 //! bytes 1, 3); an SGPR pair is first copied to a VGPR (one constant-bus
 //! read beside the literal selector).
 //!
+//! The copies and gathers are ordinary VALU instructions and so follow EXEC;
+//! a WMMA requires EXEC to be all ones, which the split therefore assumes.
+//!
 //! Spacing: [`WAR_NOPS`] `v_nop`s follow each scaled WMMA, since the next
 //! instructions (the second pass's gathers and copies, or whatever the caller
 //! later writes into the dead scratch registers) overwrite its A and scale
