@@ -23,11 +23,29 @@
 //!   that writes registers the original does not name: the caller must take
 //!   them dead at the site, or raise the register counts).
 //!
+//! The memory and conversion classes (issue 31), each with the registers it
+//! needs stated in its module (the caller supplies them):
+//!
+//! - [`ds_addtid`]: `ds_load/store_addtid_b32` → the lane address computed in
+//!   the ALU from M0\[19:0\] and a plain `ds_load/store_b32` (the store needs
+//!   one dead scratch VGPR);
+//! - [`tensor_mask`]: `tensor_load_to_lds` → the workgroup mask cleared at the
+//!   site (a scratch SGPR when the mask register is live after it);
+//! - [`flat_scratch_base`]: a vector 64-bit read of
+//!   `src_flat_scratch_base_lo/hi` → the base read into a dead SGPR pair by
+//!   `s_mov_b64` and the pair read instead;
+//! - [`fp8_clamp`]: FP8 conversions with CLAMP → always refused (B0's UE5M3
+//!   semantics are not defined by the available sources).
+//!
 //! The proof that an expansion computes what the original computed is not
 //! here: `tests/wmma` decodes every emitted byte with llvm-objdump-22,
 //! assembles its expected text with llvm-mc-22, and evaluates both sequences
 //! on an independent exact model of the WMMA operand layouts.
 
+pub mod ds_addtid;
+pub mod flat_scratch_base;
+pub mod fp8_clamp;
+pub mod tensor_mask;
 pub mod wmma_f4;
 mod wmma_fields;
 pub mod wmma_int_nops;
@@ -64,6 +82,11 @@ pub enum Refusal {
     Scaled,
     /// A form of the instruction the expansion does not support (what).
     Unsupported(&'static str),
+    /// A scratch register the expansion needs is missing or unusable (why).
+    Scratch(&'static str),
+    /// B0's semantics of the instruction are not known exactly enough to
+    /// reproduce them (what is missing).
+    Semantics(&'static str),
 }
 
 impl std::fmt::Display for Refusal {
@@ -88,6 +111,8 @@ impl std::fmt::Display for Refusal {
             ),
             Self::Overlap(what) => write!(f, "{what}"),
             Self::Unsupported(what) => write!(f, "{what} is not supported"),
+            Self::Scratch(why) => write!(f, "scratch register: {why}"),
+            Self::Semantics(what) => write!(f, "semantics not known exactly: {what}"),
             Self::Scaled => write!(
                 f,
                 "the block-16 scaled 32x16x128 f4 form is not expanded: it needs an M and \
