@@ -34,6 +34,15 @@
 //! dead at the site (its value in active lanes is overwritten; it is not
 //! restored), not the data VGPR, below v256.
 //!
+//! Also required of the caller: no memory load may be outstanding into `vt`
+//! at the site (the destination for the load, the scratch for the store).
+//! The original never wrote `vt` before its DS access, so the code before it
+//! need not have waited for an earlier load into that register (two DS loads
+//! into one VGPR return in order); a VALU write to it while such a load is in
+//! flight could be overwritten by the load's return. Where that cannot be
+//! proved, the caller puts `s_wait_loadcnt 0` / `s_wait_dscnt 0` before the
+//! sequence.
+//!
 //! Refused: a VGPR-MSB mode other than 0 (the DS fields would name banked
 //! registers; not modelled), set bits in the fields the instruction does not
 //! use (w0\[17:16\], the unused VGPR fields), a missing or unusable scratch.

@@ -21,7 +21,8 @@
 //!
 //! Registers: **one aligned SGPR pair** `s[p:p+1]` (`p` even, at most 104),
 //! which the caller must take dead at the site (it is left holding the base;
-//! it is not restored), and which the instruction does not otherwise read.
+//! it is not restored), which the instruction does not otherwise read, and
+//! into which no scalar load is outstanding (else `s_wait_kmcnt 0` first).
 //! No SCC (`s_mov_b64` does not write it), VCC or EXEC is written.
 //!
 //! Refused: a source position that names 230/231 but is not 64 bits wide (a

@@ -25,7 +25,9 @@
 //! Registers: when `b` is live after the site the caller supplies **one
 //! scratch SGPR**, dead at the site (it is left holding `b`'s value), not one
 //! of the instruction's descriptor SGPRs. When `b` is dead after the site no
-//! scratch is needed (`b` is left with its mask cleared).
+//! scratch is needed (`b` is left with its mask cleared). No scalar load may
+//! be outstanding into the scratch at the site (else `s_wait_kmcnt 0` first);
+//! `b` itself has none, as the tensor instruction reads it.
 //!
 //! The caller must know that the tensor instruction may move: the reference
 //! calls it PC-sensitive without saying how, which is why COMGR prefers the
