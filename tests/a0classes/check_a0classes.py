@@ -21,8 +21,9 @@ decoded *text* is evaluated by small interpreters written here.
 4. tensor: on random SGPR files and SCC, the descriptor the tensor
    instruction sees after the emitted SALU is the original descriptor with
    the workgroup mask (group 1 dword 0 bits [15:0]) zero and every other bit
-   equal; SCC and every SGPR but the mask register (dead form) or the scratch
-   (live form) end unchanged, the mask register restored in the live form;
+   equal; SCC and every SGPR but the mask register (dead form, and the
+   same-size form in an s_delay_alu's slot) or the scratch (live form) end
+   unchanged, the mask register restored in the live form;
 5. flat scratch base: on random states, the emitted s_mov_b64 + vector
    instruction compute what the original computed with the base, the only
    other register written being the scratch pair;
@@ -424,7 +425,7 @@ def main():
         got = {}
         for r in records:
             if r["site"] == path:
-                k = "tensor" if r["kind"] == "tensor_live" else r["kind"]
+                k = "tensor" if r["kind"] in ("tensor_live", "tensor_delay") else r["kind"]
                 got.setdefault(k, set()).add((r["function"], r["vaddr"]))
         if got != want:
             fail(f"{path}: driver sites {sorted((k, len(v)) for k, v in got.items())}, "
@@ -480,10 +481,16 @@ def main():
            0xFFF00, 0xFFF03, 0xFFF04, 0xFFFFF, 0xFFF12345, 0x80010000, 0xFFFFFFFF]
     m0s += [rng.getrandbits(32) for _ in range(args.m0)]
     stats = {"exact": 0, "carry": 0}
-    done = {"addtid": 0, "tensor": 0, "tensor_live": 0, "fsb": 0, "fp8_clamp": 0}
+    done = {"addtid": 0, "tensor": 0, "tensor_live": 0, "tensor_delay": 0, "fsb": 0, "fp8_clamp": 0}
     refused = []
     for i, (key, r) in enumerate(unique.items()):
         orig = [t for _, t, _ in dec.get(f"o{i}", [])]
+        if r["kind"] == "tensor_delay":
+            # The s_delay_alu slot: a hint with no effect on state.
+            if len(orig) != 2 or not orig[0].startswith("s_delay_alu"):
+                fail(f"o{i}: not s_delay_alu + tensor_load_to_lds: {orig}")
+                continue
+            orig = orig[1:]
         if len(orig) != 1:
             fail(f"o{i}: the original is not one instruction: {orig}")
             continue
@@ -494,7 +501,7 @@ def main():
         k = r["kind"]
         if k == "addtid":
             check_addtid(r, orig[0], new, m0s, rng, stats)
-        elif k in ("tensor", "tensor_live"):
+        elif k in ("tensor", "tensor_live", "tensor_delay"):
             check_tensor(r, orig[0], new, rng)
         elif k == "fsb":
             check_fsb(r, orig[0], new, rng)

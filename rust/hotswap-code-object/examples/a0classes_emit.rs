@@ -10,7 +10,9 @@
 //! One JSON line per object (`"object"`, the analysis' site counts of the four
 //! classes, vector flat-scratch sites counted apart) and one per instruction
 //! one of the emitters recognises, found by walking each function with the
-//! crate's walker: `"kind"` (`addtid`, `tensor`, `tensor_live`, `fsb`,
+//! crate's walker: `"kind"` (`addtid`, `tensor`, `tensor_live`,
+//! `tensor_delay` — the same-size form when an `s_delay_alu` precedes, whose
+//! original and replacement are both two instructions —, `fsb`,
 //! `fp8_clamp`), its `"vaddr"`, the VGPR-MSB `"mode"` (null when unknown), the
 //! `"original"` bytes and either the `"replacement"` bytes (hex) with the
 //! scratch registers chosen, or the `"refusal"`. This driver has no liveness:
@@ -119,6 +121,24 @@ fn run(path: &str) -> Result<(), String> {
                 Mode::Known(m) => Some(m),
                 _ => None,
             };
+            // The same-size tensor form, in the slot of an s_delay_alu right
+            // before: the original printed is the two instructions.
+            if let (Some(&(_, prev)), Ok(_)) = (
+                i.checked_sub(1).and_then(|p| insns.get(p)),
+                tensor_mask::mask_sgpr(bytes),
+            ) {
+                if let Ok(slot) = tensor_mask::clear_in_place_of_delay(prev, bytes) {
+                    println!(
+                        "{{\"site\":{},\"function\":{},\"vaddr\":{vaddr},\"kind\":\"tensor_delay\",\"mode\":null,\"original\":\"{}{}\",\"replacement\":\"{}{}\",\"scratch\":null}}",
+                        json_str(path),
+                        json_str(&f.name),
+                        hex(prev),
+                        hex(bytes),
+                        hex(&slot),
+                        hex(bytes)
+                    );
+                }
+            }
             for (kind, out) in sites(bytes, mode) {
                 println!(
                     "{{\"site\":{},\"function\":{},\"vaddr\":{vaddr},\"kind\":\"{kind}\",\"mode\":{},\"original\":\"{}\",{out}}}",

@@ -30,8 +30,9 @@
 //! `b` itself has none, as the tensor instruction reads it.
 //!
 //! The caller must know that the tensor instruction may move: the reference
-//! calls it PC-sensitive without saying how, which is why COMGR prefers the
-//! definition-site form (not here).
+//! calls it PC-sensitive on A0 without saying how, which is why COMGR prefers
+//! the definition-site form (not here) or the slot of an `s_delay_alu` right
+//! before it ([`clear_in_place_of_delay`], same size, mask SGPR dead after).
 //!
 //! Refused: a second operand that is not an SGPR (`null` or above s105), the
 //! legacy encoding (w0 = 0xD031…), a missing scratch when `b` is live, a
@@ -114,6 +115,28 @@ pub fn clear_at_site(
     })
 }
 
+/// The same-size form: the 4-byte `s_delay_alu` right before the tensor
+/// instruction (`delay`) replaced by `s_pack_hh_b32_b16 sB, 0, sB`, so the
+/// tensor instruction does not move (the reference's COMGR note: tensor loads
+/// are PC-sensitive on A0, and later COMGR versions used this slot).
+/// `s_delay_alu` is a scheduling hint with no effect on results, and entering
+/// at its address (a branch target) runs the clear and then the load, as
+/// falling through does. Returns the 4 bytes for the delay's address.
+///
+/// Requires the mask SGPR to be dead after the tensor instruction (there is
+/// no room to restore it); no scratch, no SCC write.
+pub fn clear_in_place_of_delay(delay: &[u8], tensor: &[u8]) -> Result<[u8; 4], Refusal> {
+    let d: &[u8; 4] = delay
+        .try_into()
+        .map_err(|_| Refusal::NotHandled("s_delay_alu"))?;
+    // s_delay_alu: SOPP (w0[31:23] = 0x17F), opcode 0x07.
+    if u32::from_le_bytes(*d) >> 16 != 0xBF87 {
+        return Err(Refusal::NotHandled("s_delay_alu"));
+    }
+    let b = u32::from(mask_sgpr(tensor)?);
+    Ok((0x9A00_0000 | (b << 16) | (b << 8) | 128).to_le_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +158,21 @@ mod tests {
         .concat();
         assert_eq!(e.bytes, want);
         assert_eq!(clear_at_site(&T, false, None).unwrap().bytes, want[4..20]);
+    }
+
+    #[test]
+    fn in_place_of_a_delay() {
+        // s_delay_alu instid0(VALU_DEP_1) before tensor_load_to_lds s[0:3], s[4:11]
+        let delay = [0x01, 0x00, 0x87, 0xbf];
+        assert_eq!(
+            clear_in_place_of_delay(&delay, &T).unwrap(),
+            [0x80, 0x04, 0x04, 0x9a]
+        );
+        // s_nop 0 is not a delay.
+        assert!(matches!(
+            clear_in_place_of_delay(&[0, 0, 0x80, 0xbf], &T),
+            Err(Refusal::NotHandled(_))
+        ));
     }
 
     #[test]
