@@ -668,9 +668,6 @@ fn classify(
         }
         let needs_change = match e.rule {
             Rule::ScaleSrc2Vgpr0 => (w(insn.bytes, 1) >> 18) & 0x1FF != 0x100,
-            // As the classifier always reported them: a vector
-            // flat_scratch_base_64 site (growth) is marked as needing no change.
-            _ if e.condition == Condition::FlatScratchBase64 => e.fix == Fix::SameSize,
             _ => true,
         };
         sites.push(Site {
@@ -904,6 +901,36 @@ mod tests {
             }
         }
         assert!(filtered > checked / 2, "{filtered} of {checked}");
+    }
+
+    /// A vector read of the flat scratch base needs a change (an SGPR pair,
+    /// `rewrite::emit::flat_scratch_base`); the scalar `_lo` form is canonical.
+    #[test]
+    fn vector_flat_scratch_base_reads_need_a_change() {
+        let sites = |bytes: &[u8]| {
+            let decoded = walker::decode(bytes).unwrap();
+            let insn = Instruction {
+                vaddr: 0,
+                bytes,
+                decoded,
+            };
+            let mut sites = Vec::new();
+            classify(&insn, 0, bytes, 0, bytes.len() as u64, &mut sites);
+            sites
+        };
+        // v_add_nc_u64_e32 v[0:1], src_flat_scratch_base_lo, v[2:3]
+        let v = sites(&[0xe6, 0x04, 0x00, 0x50]);
+        assert_eq!(v.len(), 1);
+        assert_eq!(
+            (v[0].class, v[0].fix),
+            (A0Class::FlatScratchBase64, Fix::Growth)
+        );
+        assert!(v[0].needs_change);
+        // s_mov_b64 s[0:1], src_flat_scratch_base_hi: same size, needs a change.
+        let s = sites(&[0xe7, 0x01, 0x80, 0xbe]);
+        assert!(s.len() == 1 && s[0].fix == Fix::SameSize && s[0].needs_change);
+        // s_mov_b64 s[0:1], src_flat_scratch_base_lo: no site.
+        assert!(sites(&[0xe6, 0x01, 0x80, 0xbe]).is_empty());
     }
 
     #[test]

@@ -1,0 +1,179 @@
+//! Runs the WMMA emitters (`rewrite::emit`) on every WMMA of gfx1250 code
+//! objects, for the independent checks of `tests/wmma` (llvm-objdump-22,
+//! llvm-mc-22 and the exact WMMA model), which never see the emitters'
+//! structures: only the bytes printed here.
+//!
+//! ```text
+//! wmma_emit FILE...
+//! ```
+//! One JSON line per object (`"object"`, the analysis' site counts of the
+//! WMMA classes) and one per WMMA instruction found by walking each function
+//! with the crate's walker: `"kind"` (`k128`, `f4`, `f4_scaled`, `scale16`,
+//! `int`), its `"vaddr"`, the VGPR-MSB `"mode"` in force (null when unknown),
+//! the `"original"` bytes and either the `"replacement"` bytes (hex) with what
+//! the emitter reports, or its `"refusal"`. Exit 1 when an object cannot be
+//! read or analysed.
+use std::process::ExitCode;
+
+use hotswap_code_object::gfx1250::{self, A0Class};
+use hotswap_code_object::rewrite::emit::{
+    wmma_f4, wmma_int_nops, wmma_k128, wmma_scale16, Expansion, Reason,
+};
+use hotswap_code_object::rewrite::vgpr_mode::{self, Mode};
+
+// Only `json_str` is used here; the shared module's random generator is not.
+#[allow(dead_code)]
+#[path = "common/mod.rs"]
+mod common;
+use common::json_str;
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The kind of WMMA `bytes` is, if any.
+fn kind(bytes: &[u8]) -> Option<&'static str> {
+    if wmma_k128::is_k128(bytes) {
+        return Some("k128");
+    }
+    if wmma_f4::is_f4(bytes) {
+        return Some("f4");
+    }
+    if wmma_int_nops::is_int_wmma(bytes) {
+        return Some("int");
+    }
+    if bytes.len() == 16 && bytes[3] == 0xCC && bytes[11] == 0xCC {
+        return match (bytes[2], bytes[10]) {
+            (0x35 | 0x3A, 0x88) => Some("f4_scaled"),
+            (0x3A, 0x33) => Some("scale16"),
+            _ => None,
+        };
+    }
+    None
+}
+
+fn expansion_json(e: &Expansion) -> String {
+    format!(
+        "\"replacement\":\"{}\",\"swapped\":{},\"rounding\":\"{:?}\"",
+        hex(&e.bytes),
+        e.swapped,
+        e.rounding
+    )
+}
+
+/// The block-16 split with the first scratch block (below v256) that
+/// overlaps no operand: this driver has no liveness, so the checker excludes
+/// the scratch registers from its comparison.
+fn scale16(bytes: &[u8], mode: u8) -> String {
+    let need = match wmma_scale16::scratch_needed(bytes) {
+        Ok(n) => n,
+        Err(r) => return format!("\"refusal\":{}", json_str(&r.to_string())),
+    };
+    let mut last = Reason::Overlap("no scratch block below v256 overlaps no operand");
+    for base in 0..=256 - need {
+        match wmma_scale16::split(bytes, mode, base) {
+            Ok(e) => {
+                return format!(
+                    "{},\"scratch\":{base},\"scratch_len\":{need}",
+                    expansion_json(&e)
+                )
+            }
+            Err(Reason::Overlap("the scratch block overlaps an operand")) => {}
+            Err(r) => {
+                last = r;
+                break;
+            }
+        }
+    }
+    format!("\"refusal\":{}", json_str(&last.to_string()))
+}
+
+fn run(path: &str) -> Result<(), String> {
+    let data = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+    let analysis = gfx1250::analyze(&data).map_err(|e| format!("{path}: {e}"))?;
+    let count = |c: A0Class| analysis.sites().filter(|s| s.class == c).count();
+    println!(
+        "{{\"object\":{},\"wmma_k128\":{},\"wmma_f4\":{},\"wmma_scale\":{},\"wmma_int_spacing\":{}}}",
+        json_str(path),
+        count(A0Class::WmmaK128),
+        count(A0Class::WmmaF4),
+        count(A0Class::WmmaScale),
+        count(A0Class::WmmaIntSpacing)
+    );
+    for f in &analysis.functions {
+        let Some(start) = f.file_offset.and_then(|o| usize::try_from(o).ok()) else {
+            continue;
+        };
+        let Some(code) = usize::try_from(f.size)
+            .ok()
+            .and_then(|n| data.get(start..start.checked_add(n)?))
+        else {
+            continue;
+        };
+        let insns: Vec<(u64, &[u8])> = gfx1250::instructions(code, f.vaddr)
+            .map_while(Result::ok)
+            .map(|i| (i.vaddr, i.bytes))
+            .collect();
+        let modes = vgpr_mode::modes(&insns);
+        for (i, &(vaddr, bytes)) in insns.iter().enumerate() {
+            let Some(kind) = kind(bytes) else { continue };
+            let mode = match modes[i] {
+                Mode::Known(m) => Some(m),
+                _ => None,
+            };
+            let outcome = match (kind, mode) {
+                (_, None) => "\"refusal\":\"the VGPR-MSB mode at the site is unknown\"".into(),
+                ("k128", Some(m)) => match wmma_k128::split(bytes, m) {
+                    Ok(e) => expansion_json(&e),
+                    Err(r) => format!("\"refusal\":{}", json_str(&r.to_string())),
+                },
+                ("f4" | "f4_scaled", Some(m)) => match wmma_f4::split(bytes, m) {
+                    Ok(e) => expansion_json(&e),
+                    Err(r) => format!("\"refusal\":{}", json_str(&r.to_string())),
+                },
+                ("int", Some(_)) => {
+                    let after = (vaddr - f.vaddr) as usize + bytes.len();
+                    match wmma_int_nops::pad(bytes, &code[after..]) {
+                        Ok(p) => format!(
+                            "\"replacement\":\"{}\",\"present\":{},\"added\":{}",
+                            hex(&p.bytes),
+                            p.present,
+                            p.added
+                        ),
+                        Err(r) => format!("\"refusal\":{}", json_str(&r.to_string())),
+                    }
+                }
+                ("scale16", Some(m)) => scale16(bytes, m),
+                _ => "\"refusal\":\"no emitter for this WMMA\"".into(),
+            };
+            println!(
+                "{{\"site\":{},\"function\":{},\"vaddr\":{vaddr},\"kind\":\"{kind}\",\"mode\":{},\"original\":\"{}\",{outcome}}}",
+                json_str(path),
+                json_str(&f.name),
+                mode.map_or("null".into(), |m| m.to_string()),
+                hex(bytes)
+            );
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let files: Vec<String> = std::env::args().skip(1).collect();
+    if files.is_empty() {
+        eprintln!("usage: wmma_emit FILE...");
+        return ExitCode::from(2);
+    }
+    let mut ok = true;
+    for f in &files {
+        if let Err(e) = run(f) {
+            eprintln!("error: {e}");
+            ok = false;
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,208 @@
+//! `tensor_load_to_lds` with a workgroup (multicast) mask: the at-site form.
+//! On A0 a non-zero mask makes the load a cluster multicast, which hangs.
+//!
+//! The mask is bits \[15:0\] of the first SGPR of the instruction's second
+//! descriptor operand (`s[4:11]` in `tensor_load_to_lds s[0:3], s[4:11]`;
+//! reference `gfx1250-a0.md` §1.4, COMGR's A0 policy). VIMAGE encoding (12
+//! bytes): w0\[31:26\] = 0x34, w0\[22\] = 1 (0 is the legacy ROCm
+//! encoding, which LLVM 22 does not decode), opcode w0\[21:14\] = 0xC4; w2 bytes 0..3 are
+//! the first SGPR of the four descriptor groups (124 = `null`: absent).
+//!
+//! The replacement, with `b` the mask's SGPR:
+//!
+//! ```text
+//! s_mov_b32         s<scratch>, s<b>   ; only when b is live after the site
+//! s_pack_hh_b32_b16 s<b>, 0, s<b>      ; b[15:0] = 0, b[31:16] kept
+//! tensor_load_to_lds ...               ; the original, unchanged
+//! s_mov_b32         s<b>, s<scratch>   ; only when b is live after the site
+//! ```
+//!
+//! None of these writes SCC (`s_pack_hh_b32_b16` and `s_mov_b32` do not), so
+//! SCC needs no proof. The restore relies on the tensor instruction reading
+//! its descriptor SGPRs at issue, as every VMEM instruction reads its SGPR
+//! operands.
+//!
+//! Registers: when `b` is live after the site the caller supplies **one
+//! scratch SGPR**, dead at the site (it is left holding `b`'s value), not one
+//! of the instruction's descriptor SGPRs. When `b` is dead after the site no
+//! scratch is needed (`b` is left with its mask cleared). No scalar load may
+//! be outstanding into the scratch at the site (else `s_wait_kmcnt 0` first);
+//! `b` itself has none, as the tensor instruction reads it.
+//!
+//! The caller must know that the tensor instruction may move: the reference
+//! calls it PC-sensitive on A0 without saying how, which is why COMGR prefers
+//! the definition-site form (not here) or the slot of an `s_delay_alu` right
+//! before it ([`clear_in_place_of_delay`], same size, mask SGPR dead after).
+//!
+//! Refused: a second operand that is not an SGPR (`null` or above s105), the
+//! legacy encoding (w0 = 0xD031…), a missing scratch when `b` is live, a
+//! scratch that is one of the descriptor SGPRs.
+
+use super::{Expansion, Reason, Rounding};
+
+const VIMAGE: u32 = 0x34;
+const OP_TENSOR_LOAD_TO_LDS: u32 = 0xC4;
+/// `null` as a VIMAGE SGPR field.
+const NULL: u8 = 124;
+/// The last SGPR (s105).
+const LAST_SGPR: u8 = 105;
+
+/// The descriptor groups' first SGPRs and lengths (128, 256, 128, 128 bits).
+const GROUP_LEN: [u8; 4] = [4, 8, 4, 4];
+
+/// The SGPR holding the workgroup mask of the `tensor_load_to_lds` in
+/// `bytes` (12 bytes), or why not.
+pub fn mask_sgpr(bytes: &[u8]) -> Result<u8, Reason> {
+    const NOT: Reason = Reason::NotHandled("tensor_load_to_lds");
+    let b: &[u8; 12] = bytes.try_into().map_err(|_| NOT)?;
+    let w0 = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    if w0 >> 14 != (VIMAGE << 12) | 0x100 | OP_TENSOR_LOAD_TO_LDS {
+        return Err(NOT);
+    }
+    let base = b[9];
+    if base == NULL || base > LAST_SGPR {
+        return Err(Reason::Unsupported(
+            "a tensor_load_to_lds whose second descriptor operand is not an SGPR",
+        ));
+    }
+    Ok(base)
+}
+
+/// Whether `s` is one of the SGPRs the tensor instruction `b` reads.
+fn reads(b: &[u8], s: u8) -> bool {
+    (0..4).any(|g| {
+        let first = b[8 + g];
+        first != NULL && (first..first.saturating_add(GROUP_LEN[g])).contains(&s)
+    })
+}
+
+/// The at-site replacement of the `tensor_load_to_lds` in `bytes`.
+/// `live_after`: whether the mask SGPR's value is read after the site (then
+/// `scratch`, a dead SGPR, is required).
+pub fn clear_at_site(
+    bytes: &[u8],
+    live_after: bool,
+    scratch: Option<u8>,
+) -> Result<Expansion, Reason> {
+    let b = u32::from(mask_sgpr(bytes)?);
+    let mut out = Vec::with_capacity(24);
+    let save = if live_after {
+        let s = scratch.ok_or(Reason::Scratch(
+            "the mask SGPR is live after the site: a scratch SGPR is needed",
+        ))?;
+        if s > LAST_SGPR || reads(bytes, s) {
+            return Err(Reason::Scratch(
+                "the scratch SGPR is not an SGPR the tensor instruction leaves alone",
+            ));
+        }
+        // s_mov_b32 s<s>, s<b> (SOP1 0x00)
+        out.extend_from_slice(&(0xBE80_0000 | (u32::from(s) << 16) | b).to_le_bytes());
+        Some(u32::from(s))
+    } else {
+        None
+    };
+    // s_pack_hh_b32_b16 s<b>, 0, s<b> (SOP2 0x34; 0 = 128)
+    out.extend_from_slice(&(0x9A00_0000 | (b << 16) | (b << 8) | 128).to_le_bytes());
+    out.extend_from_slice(bytes);
+    if let Some(s) = save {
+        // s_mov_b32 s<b>, s<s>
+        out.extend_from_slice(&(0xBE80_0000 | (b << 16) | s).to_le_bytes());
+    }
+    Ok(Expansion {
+        bytes: out,
+        swapped: false,
+        rounding: Rounding::Same,
+    })
+}
+
+/// The same-size form: the 4-byte `s_delay_alu` right before the tensor
+/// instruction (`delay`) replaced by `s_pack_hh_b32_b16 sB, 0, sB`, so the
+/// tensor instruction does not move (the reference's COMGR note: tensor loads
+/// are PC-sensitive on A0, and later COMGR versions used this slot).
+/// `s_delay_alu` is a scheduling hint with no effect on results, and entering
+/// at its address (a branch target) runs the clear and then the load, as
+/// falling through does. Returns the 4 bytes for the delay's address.
+///
+/// Requires the mask SGPR to be dead after the tensor instruction (there is
+/// no room to restore it); no scratch, no SCC write.
+pub fn clear_in_place_of_delay(delay: &[u8], tensor: &[u8]) -> Result<[u8; 4], Reason> {
+    let d: &[u8; 4] = delay
+        .try_into()
+        .map_err(|_| Reason::NotHandled("s_delay_alu"))?;
+    // s_delay_alu: SOPP (w0[31:23] = 0x17F), opcode 0x07.
+    if u32::from_le_bytes(*d) >> 16 != 0xBF87 {
+        return Err(Reason::NotHandled("s_delay_alu"));
+    }
+    let b = u32::from(mask_sgpr(tensor)?);
+    Ok((0x9A00_0000 | (b << 16) | (b << 8) | 128).to_le_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // tensor_load_to_lds s[0:3], s[4:11] (llvm-mc-22)
+    const T: [u8; 12] = [
+        0x01, 0x00, 0x71, 0xd0, 0x00, 0x00, 0x00, 0x7c, 0x00, 0x04, 0x7c, 0x7c,
+    ];
+
+    #[test]
+    fn live_mask_is_saved_and_restored() {
+        let e = clear_at_site(&T, true, Some(20)).unwrap();
+        let want = [
+            &[0x04, 0x00, 0x94, 0xbe][..], // s_mov_b32 s20, s4
+            &[0x80, 0x04, 0x04, 0x9a],     // s_pack_hh_b32_b16 s4, 0, s4
+            &T,
+            &[0x14, 0x00, 0x84, 0xbe], // s_mov_b32 s4, s20
+        ]
+        .concat();
+        assert_eq!(e.bytes, want);
+        assert_eq!(clear_at_site(&T, false, None).unwrap().bytes, want[4..20]);
+    }
+
+    #[test]
+    fn in_place_of_a_delay() {
+        // s_delay_alu instid0(VALU_DEP_1) before tensor_load_to_lds s[0:3], s[4:11]
+        let delay = [0x01, 0x00, 0x87, 0xbf];
+        assert_eq!(
+            clear_in_place_of_delay(&delay, &T).unwrap(),
+            [0x80, 0x04, 0x04, 0x9a]
+        );
+        // s_nop 0 is not a delay.
+        assert!(matches!(
+            clear_in_place_of_delay(&[0, 0, 0x80, 0xbf], &T),
+            Err(Reason::NotHandled(_))
+        ));
+    }
+
+    #[test]
+    fn refusals() {
+        assert!(matches!(
+            clear_at_site(&T, true, None),
+            Err(Reason::Scratch(_))
+        ));
+        // s6 and s1 are descriptor SGPRs.
+        assert!(matches!(
+            clear_at_site(&T, true, Some(6)),
+            Err(Reason::Scratch(_))
+        ));
+        assert!(matches!(
+            clear_at_site(&T, true, Some(1)),
+            Err(Reason::Scratch(_))
+        ));
+        let mut null = T;
+        null[9] = 0x7c;
+        assert!(matches!(
+            clear_at_site(&null, false, None),
+            Err(Reason::Unsupported(_))
+        ));
+        // legacy encoding
+        let mut legacy = T;
+        legacy[2] = 0x31;
+        legacy[0] = 0;
+        assert!(matches!(
+            clear_at_site(&legacy, false, None),
+            Err(Reason::NotHandled(_))
+        ));
+    }
+}
