@@ -1204,7 +1204,7 @@ void scenario_bench(const std::string &which) {
     interleave(hs, rounds / 4);
     double added = hs[1].best - hs[0].best;
     std::printf("identical 100 MB code object behind a new reader each time, loaded on the A0 agent "
-                "(rewritten once, then found by its SHA-256 content key):\n"
+                "(rewritten once, then found by its XXH3-128 content key):\n"
                 "  without %.0f ns  with %.0f ns  added %.0f ns: content key at %.1f GB/s; rewriter calls %u\n",
                 hs[0].best, hs[1].best, added, added > 0 ? double(bytes.size()) / added : 0.0,
                 rewriter_calls() - calls_before);

@@ -27,17 +27,28 @@
 //!
 //! Identical code objects rewritten for the same ISA pair are rewritten once
 //! while the result is alive: the cache key is (source ISA, target ISA, size,
-//! SHA-256 of the bytes: the [`InputDigest`] that the persistent cache's key is
-//! made of too, so a load hashes its object once for both), and the cache holds a weak reference to a rewritten
+//! XXH3-128 of the bytes), and the cache holds a weak reference to a rewritten
 //! object, so it never keeps one alive. An object rewritten again after the last
 //! holder freed it is rewritten again. "Unchanged" and "declined" answers are
 //! kept for at most `MAX_SETTLED` (4,096) distinct objects (the oldest half is dropped
 //! beyond that), so a process that loads ever new objects (run-time compilers,
 //! autotuners) keeps a bounded cache. Hashing reads the bytes once per reader
 //! and ISA pair: a reader remembers its outcome ([`crate::readers`]), so a
-//! repeated load of a reader already rewritten reads nothing. SHA-256 (crate
-//! `sha2`, with the CPU's SHA extensions where present); the figure on this
-//! machine is printed by the stand-in benchmark. Concurrent requests for the same key wait on a
+//! repeated load of a reader already rewritten reads nothing.
+//!
+//! XXH3-128 (crate `twox-hash`), not the persistent cache's SHA-256: this key
+//! is on the path of every new reader of bytes already rewritten, where XXH3
+//! runs 7–14 times as fast as SHA-256 even with the CPU's SHA extensions
+//! (`examples/hash_bench.rs` prints both); it needs no collision resistance,
+//! because its entries live in this process, come from objects this process
+//! loaded, and never reach the disk: an object made to collide could only get
+//! the rewrite of another object this process loaded in place of its own
+//! code, nothing a code object loaded into the process cannot do anyway. Only
+//! a miss goes on to the persistent cache, which hashes the object with
+//! SHA-256 for its key (its entries cross users and machines, so they must not
+//! be forgeable by a colliding input): two passes over a first load with the
+//! cache on, one over every later one. The stand-in benchmark prints this
+//! key's rate on this machine. Concurrent requests for the same key wait on a
 //! condition variable for the one rewrite in progress; no lock is held while
 //! the rewriter runs.
 
@@ -48,9 +59,9 @@ use std::sync::{Arc, Condvar, Mutex, Weak};
 use crate::handle_map::HandleMap;
 use crate::hsa::api::hsa_executable_t;
 use crate::policy::Decision;
-use crate::rewrite_cache::key::InputDigest;
 use crate::rewriter::{RetargetError, Retargeted, Rewritten};
 use crate::stats::{Stats, STATS};
+use twox_hash::XxHash3_128;
 
 /// At most this many "unchanged" or "declined" answers are cached.
 pub(crate) const MAX_SETTLED: usize = 4096;
@@ -185,7 +196,8 @@ impl Executables {
 struct Key {
     source: String,
     target: String,
-    digest: InputDigest,
+    len: usize,
+    hash: u128,
 }
 
 /// A cached answer: a weak reference for new bytes (the cache never keeps a
@@ -276,7 +288,8 @@ fn key(code_object: &[u8], decision: &Decision) -> Key {
     Key {
         source: decision.source.clone(),
         target: decision.target.clone(),
-        digest: InputDigest::of(code_object),
+        len: code_object.len(),
+        hash: XxHash3_128::oneshot(code_object),
     }
 }
 
@@ -310,7 +323,7 @@ impl Drop for Claim<'_> {
 pub fn rewrite_once(
     code_object: &[u8],
     decision: &Decision,
-    rewrite: impl FnOnce(&InputDigest) -> Result<Retargeted, RetargetError>,
+    rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
 ) -> Result<(Outcome, bool), RetargetError> {
     let key = key(code_object, decision);
     {
@@ -341,7 +354,7 @@ pub fn rewrite_once(
         completed: false,
     };
     Stats::add(&STATS.rewriter_calls, 1);
-    let result = rewrite(&key.digest);
+    let result = rewrite();
     if let Err(declined @ (RetargetError::Refused(_) | RetargetError::Unsupported)) = &result {
         lock_cache()
             .get_or_insert_with(Map::default)
@@ -381,10 +394,10 @@ mod tests {
             target: "test-tgt".into(),
         };
         let bytes = b"some code object";
-        assert!(rewrite_once(bytes, &d, |_| Err(RetargetError::Failed)).is_err());
-        let (o, cached) = rewrite_once(bytes, &d, |_| Ok(Retargeted::Unchanged)).unwrap();
+        assert!(rewrite_once(bytes, &d, || Err(RetargetError::Failed)).is_err());
+        let (o, cached) = rewrite_once(bytes, &d, || Ok(Retargeted::Unchanged)).unwrap();
         assert!(matches!(o, Outcome::Unchanged) && !cached);
-        let (o, cached) = rewrite_once(bytes, &d, |_| panic!("must not be called")).unwrap();
+        let (o, cached) = rewrite_once(bytes, &d, || panic!("must not be called")).unwrap();
         assert!(matches!(o, Outcome::Unchanged) && cached);
     }
 
@@ -398,10 +411,10 @@ mod tests {
         let bytes = b"refused code object";
         let refused = RetargetError::Refused("growth".into());
         assert_eq!(
-            rewrite_once(bytes, &d, |_| Err(refused.clone())).unwrap_err(),
+            rewrite_once(bytes, &d, || Err(refused.clone())).unwrap_err(),
             refused
         );
-        let (o, cached) = rewrite_once(bytes, &d, |_| panic!("must not be called")).unwrap();
+        let (o, cached) = rewrite_once(bytes, &d, || panic!("must not be called")).unwrap();
         assert!(matches!(o, Outcome::Declined) && cached);
     }
 
@@ -413,9 +426,9 @@ mod tests {
             target: "test-tgt".into(),
         };
         let bytes = b"another code object";
-        let r = std::panic::catch_unwind(|| rewrite_once(bytes, &d, |_| panic!("rewriter bug")));
+        let r = std::panic::catch_unwind(|| rewrite_once(bytes, &d, || panic!("rewriter bug")));
         assert!(r.is_err());
-        let (o, cached) = rewrite_once(bytes, &d, |_| Ok(Retargeted::Unchanged)).unwrap();
+        let (o, cached) = rewrite_once(bytes, &d, || Ok(Retargeted::Unchanged)).unwrap();
         assert!(matches!(o, Outcome::Unchanged) && !cached);
     }
 
@@ -429,19 +442,19 @@ mod tests {
         };
         for i in 0..3 * MAX_SETTLED as u64 {
             let bytes = i.to_le_bytes();
-            let (o, _) = rewrite_once(&bytes, &d, |_| Ok(Retargeted::Unchanged)).unwrap();
+            let (o, _) = rewrite_once(&bytes, &d, || Ok(Retargeted::Unchanged)).unwrap();
             assert!(matches!(o, Outcome::Unchanged));
         }
         assert!(cache_len() <= MAX_SETTLED + 1, "{} entries", cache_len());
         // Rewritten objects: the cache answers while one is alive, and forgets
         // it once it is freed.
-        let changed = |_: &InputDigest| Rewritten::copy_of(b"rewritten").map(Retargeted::Changed);
+        let changed = || Rewritten::copy_of(b"rewritten").map(Retargeted::Changed);
         let (o, cached) = rewrite_once(b"object", &d, changed).unwrap();
         let Outcome::Changed(first) = o else {
             panic!("changed")
         };
         assert!(!cached);
-        let (o, cached) = rewrite_once(b"object", &d, |_| panic!("cached")).unwrap();
+        let (o, cached) = rewrite_once(b"object", &d, || panic!("cached")).unwrap();
         assert!(cached && matches!(&o, Outcome::Changed(b) if Arc::ptr_eq(b, &first)));
         drop((o, first));
         let (o, cached) = rewrite_once(b"object", &d, changed).unwrap();
@@ -473,7 +486,7 @@ mod tests {
         std::thread::scope(|scope| {
             for _ in 0..8 {
                 scope.spawn(|| {
-                    rewrite_once(b"shared", &d, |_| {
+                    rewrite_once(b"shared", &d, || {
                         calls.fetch_add(1, Ordering::SeqCst);
                         std::thread::sleep(std::time::Duration::from_millis(20));
                         Ok(Retargeted::Unchanged)

@@ -6,7 +6,6 @@
 use hotswap_code_object::CodeObject;
 
 use crate::rewrite_cache;
-use crate::rewrite_cache::key::InputDigest;
 use crate::rewriter::{self, Request, RetargetError, Retargeted, RewriteFlags};
 
 /// Rewrites `code_object` from `source_isa` to `target_isa` (ISA names, possibly
@@ -38,16 +37,13 @@ pub fn retarget_with_flags(
         );
         RetargetError::Refused(format!("not a code object: {e}"))
     })?;
-    retarget_object(&object, None, source_isa, target_isa, flags)
+    retarget_object(&object, source_isa, target_isa, flags)
 }
 
 /// [`retarget_with_flags`] of an object the caller has parsed (the tool's
-/// loads: the view that identified it is the one the rewriter reads), and
-/// perhaps hashed (`digest`, the in-process memo's, which the persistent
-/// cache reuses rather than hashing the object again).
+/// loads: the view that identified it is the one the rewriter reads).
 pub fn retarget_object(
     object: &CodeObject<'_>,
-    digest: Option<&InputDigest>,
     source_isa: &str,
     target_isa: &str,
     flags: RewriteFlags,
@@ -58,7 +54,7 @@ pub fn retarget_object(
         target_isa,
         flags,
     };
-    rewrite_cache::through(backend, object.bytes(), digest, &request, || {
+    rewrite_cache::through(backend, object.bytes(), &request, || {
         rewriter::retarget_with(backend, object, &request)
     })
 }

@@ -706,11 +706,11 @@ impl Session {
         decision: &policy::Decision,
     ) -> Option<Outcome> {
         let bytes = object.bytes();
-        let result = retained::rewrite_once(bytes, decision, |digest| {
+        let result = retained::rewrite_once(bytes, decision, || {
             fault::point("load.rewrite");
             let flags = rewriter::RewriteFlags::default();
             let (source, target) = (&decision.source, &decision.target);
-            crate::retarget::retarget_object(object, Some(digest), source, target, flags)
+            crate::retarget::retarget_object(object, source, target, flags)
         });
         let pair = Pair(decision);
         match result {

@@ -13,14 +13,18 @@
 //! target ISA names; the COMGR flag word; the input's size and SHA-256
 //! ([`InputDigest`]).
 //!
-//! The input is hashed once per load: the in-process memo
-//! ([`crate::retained`]) keys its entries by the same [`InputDigest`] and
-//! hands it to the persistent cache.
-//!
 //! SHA-256 (crate `sha2`, which uses the CPU's SHA extensions when present):
-//! the key outlives the process, so it must resist collisions, not only
-//! accidents. Its throughput on the build machine is printed by the cache
-//! benchmark.
+//! the key outlives the process and is shared between users and machines
+//! (read-only stores, exported archives), so it must resist collisions, not
+//! only accidents: an input crafted to collide must not find another input's
+//! entry. The input is hashed only when the in-process memo
+//! ([`crate::retained`], keyed by the faster XXH3-128 it needs no more than)
+//! misses and a cache layer is in use. Why not one hash for both: BLAKE3,
+//! collision resistant and about twice as fast as SHA-256 here, is not
+//! available under MIT, the project's licence policy for linked crates
+//! (`packaging/licenses/hotswap_licenses.py`); `examples/hash_bench.rs`
+//! prints the three side by side. Its throughput on the build machine is
+//! also printed by the cache benchmark.
 
 use std::sync::OnceLock;
 
@@ -31,9 +35,9 @@ use crate::rewriter::Request;
 
 const DOMAIN: &[u8] = b"hotswap rewrite cache key, entry format 2";
 
-/// The SHA-256 and size of a code object: computed once per load and shared by
-/// the in-process memo and the persistent cache.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The SHA-256 and size of a code object: computed once per load that reaches
+/// the persistent cache (or once per object `hotswap cache warm` stores).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InputDigest {
     /// SHA-256 of the bytes.
     pub sha256: [u8; 32],
@@ -42,7 +46,7 @@ pub struct InputDigest {
 }
 
 impl InputDigest {
-    /// Hashes `bytes` (the one pass over a code object's bytes on a load).
+    /// Hashes `bytes` (a pass over a code object's bytes).
     pub fn of(bytes: &[u8]) -> InputDigest {
         InputDigest {
             sha256: Sha256::digest(bytes).into(),

@@ -1223,12 +1223,11 @@ pub fn process_is_secure() -> bool {
 /// The rewrite of `code_object` for `request` through `backend`, answered by
 /// the process's cache when the backend and the tool have a persistent
 /// identity and the cache is usable; `rewrite` is the rewrite itself.
-/// `digest` is the input's, when the caller has hashed it already (the
-/// in-process memo); otherwise it is computed here, only when a cache is used.
+/// The input is hashed here, only when a cache layer is used (the in-process
+/// memo in front has its own, faster key: [`crate::retained`]).
 pub fn through(
     backend: &dyn Backend,
     code_object: &[u8],
-    digest: Option<&key::InputDigest>,
     request: &Request<'_>,
     rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
 ) -> Result<Retargeted, RetargetError> {
@@ -1239,20 +1238,13 @@ pub fn through(
     let (Some(identity), Some(tool)) = (backend.cache_identity(), key::tool_identity()) else {
         return rewrite();
     };
-    let computed;
-    let digest = match digest {
-        Some(digest) => digest,
-        None => {
-            computed = key::InputDigest::of(code_object);
-            &computed
-        }
-    };
+    let digest = key::InputDigest::of(code_object);
     through_layers(
         layers.cache.as_ref(),
         layers.store.as_ref(),
         tool,
         &identity,
-        digest,
+        &digest,
         request,
         rewrite,
     )

@@ -445,6 +445,39 @@ fn least_recently_used_entries_are_evicted() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn input_digest_is_sha256_and_the_key_derivation_is_pinned() {
+    // FIPS 180-4 examples: the empty message and "abc".
+    let empty = key::InputDigest::of(&[]);
+    assert_eq!(
+        hex(&empty.sha256),
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    );
+    assert_eq!(empty.len, 0);
+    let abc = key::InputDigest::of(b"abc");
+    assert_eq!(
+        hex(&abc.sha256),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+    assert_eq!(abc.len, 3);
+    // A key computed by this derivation, pinned: entries on disk and in
+    // read-only stores outlive the build, so a change here must come with a
+    // new entry format (entry::VERSION, key::DOMAIN), never silently. The
+    // value was computed independently, with Python's hashlib over the
+    // fields as key.rs documents them (each u64-length-prefixed: domain,
+    // tool, backend, source, target; then the flag word, the size and the
+    // input's SHA-256, little endian).
+    let pinned = key::of_digest("0.1.0\0build-id 00", "b", &request(), &abc);
+    assert_eq!(
+        hex(&pinned),
+        "6f7b3ae30a5e211fe8ab676dd000f575df9d8c8c998689e5245740b2a27fc2f0"
+    );
+}
+
 #[test]
 fn keys_differ_in_every_input() {
     let code = input();
