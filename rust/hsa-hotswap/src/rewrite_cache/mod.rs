@@ -534,7 +534,7 @@ impl Store {
     }
 
     /// [`Store::through`] of the input `digest` names (hashed once by the
-    /// caller) by the tool `tool` ([`key::tool_identity`]).
+    /// caller) by the tool `tool` (`key::tool_identity`).
     pub fn through_digested(
         &self,
         tool: &str,
@@ -932,7 +932,7 @@ impl Store {
         Ok(t)
     }
 
-    /// Writes every valid entry into an archive ([`archive`]) on `out`;
+    /// Writes every valid entry into an archive (the `archive` module's format) on `out`;
     /// returns the entries and bytes written and the names of entries left
     /// out because they do not pass the checks a load makes.
     pub fn export(&self, out: impl Write) -> io::Result<(u64, u64, Vec<String>)> {
