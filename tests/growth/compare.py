@@ -438,6 +438,16 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
             return ok
         return False
 
+    if counts_raised and note:
+        # Raised register counts: the msgpack value after each
+        # `.vgpr_count`/`.sgpr_count` key of the metadata note (same width).
+        lo, hi = note["offset"], note["offset"] + note["size"]
+        for key in (b".vgpr_count", b".sgpr_count"):
+            at = in_data.find(key, lo, hi)
+            while at >= 0:
+                allowed.update(range(at + len(key), min(at + len(key) + 5, hi)))
+                at = in_data.find(key, at + 1, hi)
+
     n = len(in_data)
     if len(out_data) < n:
         res.fail("the output is shorter than the input")

@@ -89,7 +89,7 @@ def main():
             for t in c.get("scratch") or []:
                 prefix = "v" if t["class"] == "vgpr" else "s"
                 claims.append({"site": c["new_vaddr"], "end": c["new_vaddr"] + c["new_len"],
-                               "kind": "dead" if t["tier"] == "dead" else "above",
+                               "kind": "above" if t["tier"] == "above-allocation" else "dead",
                                "scratch": [f"{prefix}{n}" for n in range(t["first"], t["first"] + t["count"])]})
         if claims:
             cf = work / f"{tag}.claims.json"
@@ -99,6 +99,22 @@ def main():
             if lv.returncode != 0:
                 fails.append(f"{tag}: check_scratch.py rejects a scratch claim: {lv.stdout[-800:]}{lv.stderr[-300:]}")
             scratch_claims += len(claims)
+        # 5. each raised count is in the output's metadata (llvm-readelf-22).
+        raises = o.get("register_counts") or []
+        if raises:
+            notes = run([Path(args.tools or "/usr/bin") / "llvm-readelf-22", "--notes", out]).stdout
+            counts, name = {}, None
+            for line in notes.splitlines():
+                m = line.strip().split(":", 1)
+                if len(m) == 2 and m[0].strip() == ".name":
+                    name = m[1].strip()
+                elif len(m) == 2 and m[0].strip() in (".vgpr_count", ".sgpr_count") and name:
+                    counts[(name, m[0].strip()[1:5])] = int(m[1])
+            for c in raises:
+                have = counts.get((c["kernel"], c["class"]))
+                if have is None or have < c["new_count"]:
+                    fails.append(f"{tag}: kernel {c['kernel']}: .{c['class']}_count {have} in the output, "
+                                 f"the report raised it to {c['new_count']}")
         print(f"ok: {tag}: {o['result']}, {len(o['sites'])} site(s) changed "
               f"({stats.get('grown_replaced', '?')} by the new emitters per the oracle), "
               f"{len(o['remaining'])} left, {len(claims)} scratch claim(s), "

@@ -122,8 +122,10 @@ pub struct Taken {
     pub first: u16,
     /// How many.
     pub count: u16,
-    /// How they were found: `dead` (dead at the site on every path) or
-    /// `above-allocation` (above what every kernel reaching the site
+    /// How they were found: `dead` (dead at the site on every path),
+    /// `dead-above-allocation` (dead, but some reaching kernel allocates
+    /// fewer VGPRs: its counts are raised) or `above-allocation` (touched by
+    /// no code reaching the site, above what every kernel reaching it
     /// allocates; the kernels' counts are raised, [`super::Report::raised`]).
     pub tier: &'static str,
 }

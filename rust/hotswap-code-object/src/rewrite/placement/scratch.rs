@@ -14,7 +14,7 @@
 use crate::liveness::scratch::CountRaise;
 use crate::liveness::{self, counts, Convention, ObjectLiveness};
 use crate::object::CodeObject;
-use crate::rewrite::emit::{self, Refusal, Reg, Request, Scratch, Taken};
+use crate::rewrite::emit::{self, Refusal, Reg, RegClass, Request, Scratch, Taken};
 use crate::rewrite::{Patch, RewriteError, SiteInfo};
 
 use super::refuse;
@@ -48,6 +48,51 @@ pub(super) struct FromLiveness<'l, 'a> {
     pub raises: Vec<CountRaise>,
 }
 
+impl FromLiveness<'_, '_> {
+    /// The kernels that reach `function` (as the liveness analysis's tier 2
+    /// counts them) and the smallest VGPR allocation among them; `None`
+    /// when no kernel of the object reaches it or a descriptor is unreadable.
+    fn vgpr_allocation(&self, function: usize) -> Option<(Vec<usize>, u16)> {
+        let is_kernel = self.liveness.functions.get(function)?.is_kernel;
+        let reaching: Vec<usize> = (0..self.liveness.kernels.len())
+            .filter(|&k| {
+                let kernel = &self.liveness.kernels[k];
+                kernel.reaches.contains(&function) || (kernel.reaches_indirect && !is_kernel)
+            })
+            .collect();
+        let mut least = u16::MAX;
+        for &k in &reaching {
+            least = least.min(self.liveness.kernels[k].allocated_vgprs?);
+        }
+        (!reaching.is_empty()).then_some((reaching, least))
+    }
+
+    /// The raises that make VGPRs `first..end` allocated in every kernel of
+    /// `reaching` (none when they already are).
+    fn vgpr_raises(&self, reaching: &[usize], end: u16) -> Vec<CountRaise> {
+        let granulated = |n: u16| n.div_ceil(liveness::VGPR_GRANULE).saturating_sub(1) as u8;
+        reaching
+            .iter()
+            .filter_map(|&k| {
+                let kernel = &self.liveness.kernels[k];
+                let old = kernel.allocated_vgprs?;
+                (end > old).then(|| CountRaise {
+                    kernel: k,
+                    name: kernel.name.clone(),
+                    class: RegClass::Vgpr,
+                    old_count: old,
+                    new_count: end,
+                    granulated: Some((granulated(old), granulated(end))),
+                    occupancy: Some((
+                        liveness::scratch::occupancy(old),
+                        liveness::scratch::occupancy(end),
+                    )),
+                })
+            })
+            .collect()
+    }
+}
+
 impl Scratch for FromLiveness<'_, '_> {
     fn take(&mut self, request: Request) -> Result<u16, Refusal> {
         let Some(function) = self.function else {
@@ -56,18 +101,44 @@ impl Scratch for FromLiveness<'_, '_> {
                 request.class.as_str()
             )));
         };
+        // A VGPR dead at the site may still lie above what a kernel running
+        // the code allocates (the analysis's tier 1 does not bound it): such
+        // a register is granted only with the raise that allocates it.
+        let allocation = if request.class == RegClass::Vgpr {
+            match self.vgpr_allocation(function) {
+                Some(a) => Some(a),
+                None => {
+                    return Err(Refusal::new(
+                        "no vgpr scratch: no kernel of the object reaches the function (or a \
+                         descriptor is unreadable), so its VGPR allocation is not known",
+                    ))
+                }
+            }
+        } else {
+            None
+        };
         match self.liveness.scratch(function, self.site.vaddr, request) {
             Ok(liveness::Scratch::Dead {
                 class,
                 first,
                 count,
             }) => {
+                let end = first + count;
+                let raises = match &allocation {
+                    Some((reaching, least)) if end > *least => self.vgpr_raises(reaching, end),
+                    _ => Vec::new(),
+                };
                 self.taken.push(Taken {
                     class,
                     first,
                     count,
-                    tier: "dead",
+                    tier: if raises.is_empty() {
+                        "dead"
+                    } else {
+                        "dead-above-allocation"
+                    },
                 });
+                self.raises.extend(raises);
                 Ok(first)
             }
             Ok(liveness::Scratch::AboveAllocation {
