@@ -64,7 +64,8 @@ class Result:
         self.stats = dict(moved_functions=0, moved_instructions=0, ds2_replaced=0, clauses_nopped=0,
                           clauses_kept=0, branches_retargeted=0, pc_pairs_retargeted=0,
                           literal_edits_in_place=0, kd_entries_redirected=0, banked_sites=0,
-                          branch_islands=0, branches_via_islands=0)
+                          branch_islands=0, branches_via_islands=0, grown_replaced=0,
+                          same_size_in_moved=0)
 
     def fail(self, msg):
         self.failures.append(msg)
@@ -85,7 +86,8 @@ def functions(elf):
     return out
 
 
-def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_claims, res, island_claims=()):
+def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_claims, res, island_claims=(),
+            site_claims=None, counts_raised=False):
     """Checks the output against the input. `expected_bytes`: {assembly line:
     bytes} from llvm-mc-22 for every line ds2.split produces; `moved_claims`:
     {old function start: new start} claimed by the report (may be empty);
@@ -93,7 +95,19 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
     claimed island must be an `s_branch` placed right after an instruction
     with nothing falling through (so no path reaches it but a branch), and a
     branch aimed at one must reach the image of its original target through
-    it (one hop)."""
+    it (one hop).
+
+    `site_claims`: {original address: (new address, length, fix)} of the
+    report's sites other than the DS2 splits (a same-size fix, or another
+    class's emitter, issue 30/31). A same-size fix may change the bytes of
+    its instruction (same length), wherever it is executed; another emitter's
+    replacement must start at the image of its site and be straight-line,
+    whole instructions (no branch, no PC use, no end of program) leaving the
+    VGPR-MSB mode as found, ending exactly at the claimed length; what it
+    computes is proved by tests/wmma and tests/a0classes (the emitters
+    against exact models), not here. `counts_raised`: the report raised
+    register counts, so each descriptor's COMPUTE_PGM_RSRC1 may change."""
+    site_claims = dict(site_claims or {})
     island_claims = set(island_claims)
     island_target = {}   # island address -> where its s_branch goes
     ie, oe = elf64.Elf(in_data), elf64.Elf(out_data)
@@ -168,6 +182,44 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
                 res.fail(f"{f['name']}: no instruction decoded at {p:#x} (image of {ins.addr:#x})")
                 break
             res.stats["moved_instructions"] += 1
+            claim = site_claims.get(ins.addr)
+            if claim is not None and claim[2] == "same-size":
+                if claim[0] != p or len(got.raw) != len(ins.raw):
+                    res.fail(f"{f['name']}: same-size site {ins.addr:#x} claimed at {claim[0]:#x}, "
+                             f"its image is {p:#x} (`{got.text}`)")
+                    break
+                res.stats["same_size_in_moved"] += 1
+                p = got.end
+                i += 1
+                continue
+            if claim is not None and not claim[2].startswith("ds2-"):
+                new_at, length, fix = claim
+                if new_at != p:
+                    res.fail(f"{f['name']}: {fix} site {ins.addr:#x} claimed at {new_at:#x}, its image is {p:#x}")
+                    break
+                q, bad = p, None
+                while q < p + length:
+                    g = out_listing.get(q)
+                    if g is None:
+                        bad = f"no instruction decoded at {q:#x}"
+                        break
+                    if g.mnemonic.startswith(BRANCH_PREFIXES) or g.mnemonic in PC_USE \
+                            or g.mnemonic in NO_FALLTHROUGH or g.mnemonic.startswith(("s_swap_pc", "s_call")):
+                        bad = f"`{g.text}` at {q:#x} is not straight-line"
+                        break
+                    q = g.end
+                if bad is None and q != p + length:
+                    bad = f"the instructions end at {q:#x}, not at {p + length:#x}"
+                modes = emitted_modes(out_listing, out_keys, p, q) if bad is None else []
+                if bad is None and modes and modes[-1] != mode:
+                    bad = f"VGPR-MSB mode {modes[-1]:#x} after it, {mode:#x} before"
+                if bad:
+                    res.fail(f"{f['name']}: {fix} of {ins.addr:#x} `{ins.text}`: {bad}")
+                    break
+                res.stats["grown_replaced"] += 1
+                p = q
+                i += 1
+                continue
             if ds2.is_ds2(ins.mnemonic):
                 try:
                     lines = ds2.split(ins.text)
@@ -322,6 +374,8 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
         elif okd[k][2] != entry:
             res.stats["kd_entries_redirected"] += 1
         allowed.update(range(koff + 16, koff + 24))
+        if counts_raised:
+            allowed.update(range(koff + 48, koff + 52))
 
     # Bytes of the input range: identical outside the allowed edits.
     allowed.update(range(32, 48))      # e_phoff, e_shoff
@@ -344,6 +398,9 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
                 x = in_listing[old_sorted[k]]
                 o = out_data[s["offset"] + x.addr - s["addr"]:s["offset"] + x.end - s["addr"]]
                 if x.mnemonic == "s_clause" and o == NOP0:
+                    return True
+                c = site_claims.get(x.addr)
+                if c is not None and c[2] == "same-size" and c[0] == x.addr and len(o) == len(x.raw):
                     return True
                 return literal_edit_ok(x, k, s)
         return False
@@ -380,6 +437,16 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
             checked_pairs[g.addr] = ok
             return ok
         return False
+
+    if counts_raised and note:
+        # Raised register counts: the msgpack value after each
+        # `.vgpr_count`/`.sgpr_count` key of the metadata note (same width).
+        lo, hi = note["offset"], note["offset"] + note["size"]
+        for key in (b".vgpr_count", b".sgpr_count"):
+            at = in_data.find(key, lo, hi)
+            while at >= 0:
+                allowed.update(range(at + len(key), min(at + len(key) + 5, hi)))
+                at = in_data.find(key, at + 1, hi)
 
     n = len(in_data)
     if len(out_data) < n:

@@ -142,6 +142,23 @@ def islands_from_report(report):
     return out
 
 
+def sites_from_report(report):
+    """{original address: (new address, length, fix)} of every changed site
+    the report lists other than the DS2 splits (compare.py checks them)."""
+    out = {}
+    for obj in (report or {}).get("code_objects") or []:
+        for c in obj.get("sites") or []:
+            fix = c.get("fix") or ""
+            if fix.startswith("ds2-"):
+                continue
+            out[c["original_vaddr"]] = (c["new_vaddr"], c["new_len"], fix)
+    return out
+
+
+def counts_raised(report):
+    return any(obj.get("register_counts") for obj in (report or {}).get("code_objects") or [])
+
+
 def moved_from_symbols(in_data, out_data):
     """{old start: new start} the output's symbols claim: a function `F`
     of the input and a new function symbol `F.a0` (the rewriter names its
@@ -196,7 +213,7 @@ def check_pair(args, in_path, out_path, report, rng, in_listing=None):
         if claims.setdefault(old, new) != new:
             res.fail(f"the report moves {old:#x} to {new:#x}, the symbols to {claims[old]:#x}")
     compare.compare(in_data, out_data, in_listing, out_listing, encoded, claims, res,
-                    islands_from_report(report))
+                    islands_from_report(report), sites_from_report(report), counts_raised(report))
     for text, seq, where in res.sites:
         why = ds2.equivalent(text, seq, rng, trials=2)
         if why:

@@ -19,15 +19,23 @@
 //!     "result": "rewritten" | "unchanged" | "refused" | "skipped",
 //!     "refusal": {"kind": "needs_growth", "message": "..."} | null,
 //!     "fixed": [SITE], "kept": [SITE], "remaining": [SITE], "retag": "..." | null,
-//!     "moved_functions": [MOVED], "islands": [ISLAND], "sites": [CHANGE]}],
+//!     "moved_functions": [MOVED], "islands": [ISLAND], "sites": [CHANGE],
+//!     "register_counts": [RAISE]}],
 //!  "moved_functions": [MOVED + "code_object"], "sites": [CHANGE + "code_object"]}
 //! SITE: {"function": "k", "offset": 6400, "class": "cluster_load", "mnemonic": "cluster_load_b32"}
+//!       (+ "reason": "..." for a remaining site whose class's emitter refused it)
 //! MOVED: {"name", "original_vaddr", "original_size", "new_vaddr", "new_size", "symbol"}
 //! ISLAND: {"function", "vaddr", "target", "before_original_vaddr"}: an `s_branch` placed after
 //!         an instruction with no fall-through, which a branch of the moved function whose
 //!         destination the splits put out of reach goes through
 //! CHANGE: {"class", "mnemonic", "function", "original_vaddr", "new_vaddr", "new_len",
-//!          "fix": "same-size" | "ds2-split" | "ds2-split-swapped"}
+//!          "fix": "same-size" | "ds2-split" | "ds2-split-swapped" | "wmma-k128-split" | ...,
+//!          "scratch": [SCRATCH] (only when registers were taken),
+//!          "note": "..." (only when the fix is not exact: the K splits' rounding)}
+//! SCRATCH: {"class": "vgpr" | "sgpr", "first", "count", "tier": "dead" | "above-allocation"}
+//! RAISE: {"kernel", "class": "vgpr" | "sgpr", "old_count", "new_count",
+//!         "occupancy": [before, after] | null}: a kernel whose register count (descriptor
+//!         and metadata) was raised for scratch registers above its allocation
 //! ```
 //! `code_object` is the index in `code_objects`. A CHANGE's `new_vaddr` is
 //! where the executed copy of the site is: in a moved function, the copy's
@@ -122,6 +130,36 @@ pub struct ObjectOutcome {
     pub islands: Vec<IslandOut>,
     /// Every site changed: where it was, where its replacement is.
     pub sites: Vec<ChangeOut>,
+    /// Kernels whose register counts were raised.
+    pub register_counts: Vec<RaiseOut>,
+}
+
+/// A raised register count in the JSON document.
+#[derive(Clone, Debug, Serialize)]
+pub struct RaiseOut {
+    /// The kernel.
+    pub kernel: String,
+    /// `vgpr` or `sgpr`.
+    pub class: &'static str,
+    /// The count before.
+    pub old_count: u16,
+    /// The count after.
+    pub new_count: u16,
+    /// Waves per SIMD before and after (VGPRs).
+    pub occupancy: Option<(u8, u8)>,
+}
+
+/// Scratch registers a site's replacement took, in the JSON document.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScratchOut {
+    /// `vgpr` or `sgpr`.
+    pub class: &'static str,
+    /// The first register.
+    pub first: u16,
+    /// How many.
+    pub count: u16,
+    /// `dead` or `above-allocation`.
+    pub tier: &'static str,
 }
 
 impl ObjectOutcome {
@@ -138,6 +176,7 @@ impl ObjectOutcome {
             moved_functions: Vec::new(),
             islands: Vec::new(),
             sites: Vec::new(),
+            register_counts: Vec::new(),
         }
     }
 }
@@ -190,8 +229,14 @@ pub struct ChangeOut {
     pub new_vaddr: u64,
     /// The replacement's length.
     pub new_len: u32,
-    /// `same-size`, `ds2-split` or `ds2-split-swapped`.
+    /// `same-size` or the emitter's fix name (`ds2-split`, ...).
     pub fix: &'static str,
+    /// Scratch registers the replacement took.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scratch: Vec<ScratchOut>,
+    /// What the fix does to results when it is not exact.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'static str>,
     /// The index of its code object (top-level list only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code_object: Option<usize>,
@@ -219,6 +264,9 @@ pub struct SiteOut {
     pub class: &'static str,
     /// The mnemonic before the fix.
     pub mnemonic: &'static str,
+    /// For a remaining site whose class has an emitter: why it refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 fn sites(list: &[SiteInfo]) -> Vec<SiteOut> {
@@ -228,6 +276,7 @@ fn sites(list: &[SiteInfo]) -> Vec<SiteOut> {
             offset: s.vaddr,
             class: s.class.as_str(),
             mnemonic: s.mnemonic,
+            reason: None,
         })
         .collect()
 }
@@ -247,6 +296,17 @@ fn changes(report: &rewrite::Report) -> Vec<ChangeOut> {
             new_vaddr: c.new_vaddr,
             new_len: c.new_len,
             fix: c.fix,
+            scratch: c
+                .scratch
+                .iter()
+                .map(|t| ScratchOut {
+                    class: t.class.as_str(),
+                    first: t.first,
+                    count: t.count,
+                    tier: t.tier,
+                })
+                .collect(),
+            note: c.note,
             code_object: None,
         })
         .collect()
@@ -284,6 +344,14 @@ fn one(
             o.fixed = sites(&r.report.fixed);
             o.kept = sites(&r.report.kept);
             o.remaining = sites(&r.report.remaining);
+            for (out, site) in o.remaining.iter_mut().zip(&r.report.remaining) {
+                out.reason = r
+                    .report
+                    .growth_refused
+                    .iter()
+                    .find(|g| g.site.vaddr == site.vaddr && g.site.class == site.class)
+                    .map(|g| g.reason.clone());
+            }
             o.retag = r.report.retag.map(retag_text);
             o.moved_functions = r
                 .report
@@ -311,6 +379,18 @@ fn one(
                 })
                 .collect();
             o.sites = changes(&r.report);
+            o.register_counts = r
+                .report
+                .raised
+                .iter()
+                .map(|c| RaiseOut {
+                    kernel: c.name.clone(),
+                    class: c.class.as_str(),
+                    old_count: c.old_count,
+                    new_count: c.new_count,
+                    occupancy: c.occupancy,
+                })
+                .collect();
             (o, Some(r.bytes))
         }
         Err(e) => {
@@ -543,6 +623,33 @@ fn print_human(o: &Outcome) -> std::io::Result<()> {
                     s.fix
                 )?;
             }
+            for t in &s.scratch {
+                writeln!(
+                    w,
+                    "             scratch {} {}{}..{} ({})",
+                    t.class,
+                    &t.class[..1],
+                    t.first,
+                    u32::from(t.first) + u32::from(t.count) - 1,
+                    t.tier
+                )?;
+            }
+            if let Some(n) = s.note {
+                writeln!(w, "             note: {n}")?;
+            }
+        }
+        for r in &c.register_counts {
+            writeln!(
+                w,
+                "  counts     kernel {}: {} count {} -> {}{}",
+                r.kernel,
+                r.class,
+                r.old_count,
+                r.new_count,
+                r.occupancy.map_or(String::new(), |(a, b)| format!(
+                    " (waves per SIMD {a} -> {b})"
+                ))
+            )?;
         }
         for m in &c.moved_functions {
             writeln!(
@@ -566,11 +673,18 @@ fn print_human(o: &Outcome) -> std::io::Result<()> {
             )?;
         }
         for s in &c.remaining {
-            writeln!(
-                w,
-                "  REMAINS    {} ({}) in {} at {:#x}: needs code growth",
-                s.class, s.mnemonic, s.function, s.offset
-            )?;
+            match &s.reason {
+                None => writeln!(
+                    w,
+                    "  REMAINS    {} ({}) in {} at {:#x}: needs code growth",
+                    s.class, s.mnemonic, s.function, s.offset
+                )?,
+                Some(why) => writeln!(
+                    w,
+                    "  REMAINS    {} ({}) in {} at {:#x}: growth refused: {why}",
+                    s.class, s.mnemonic, s.function, s.offset
+                )?,
+            }
         }
         if let Some(r) = &c.refusal {
             writeln!(w, "  refused ({}): {}", r.kind, r.message)?;

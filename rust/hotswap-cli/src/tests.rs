@@ -427,7 +427,7 @@ const OUTCOME_KEYS: [&str; 7] = [
     "sites",
     "status",
 ];
-const OBJECT_KEYS: [&str; 11] = [
+const OBJECT_KEYS: [&str; 12] = [
     "bundle_id",
     "fixed",
     "isa",
@@ -435,6 +435,7 @@ const OBJECT_KEYS: [&str; 11] = [
     "kept",
     "moved_functions",
     "refusal",
+    "register_counts",
     "remaining",
     "result",
     "retag",

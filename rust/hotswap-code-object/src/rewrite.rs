@@ -198,8 +198,13 @@ pub struct Report {
     /// [`ClausePolicy::Keep`]), in file order.
     pub kept: Vec<SiteInfo>,
     /// Sites that need code growth, not fixed (empty unless
-    /// [`Options::allow_partial`]), in file order.
+    /// [`Options::allow_partial`]), in file order: those of a class without
+    /// an emitter, and those of [`Report::growth_refused`].
     pub remaining: Vec<SiteInfo>,
+    /// Under [`Options::allow_partial`]: the remaining sites whose class has
+    /// an emitter that refused them, with its reason (without partial
+    /// output, such a refusal refuses the object).
+    pub growth_refused: Vec<RefusedSite>,
     /// The metadata retag (`None` only in a default-constructed report).
     pub retag: Option<Retag>,
     /// The sites fixed by growth (their class's emitter, [`emit`]), in file
@@ -222,6 +227,20 @@ pub struct Report {
     /// is executed now (in the function's image), by original address; every
     /// other fixed site is executed where it is.
     pub relocated: Vec<Relocated>,
+    /// The kernels whose register counts (descriptor and metadata) were
+    /// raised for scratch registers above their allocation, one per kernel
+    /// and class, with the occupancy before and after for VGPRs.
+    pub raised: Vec<crate::liveness::scratch::CountRaise>,
+}
+
+/// A growth site whose emitter refused it (left as it is under
+/// [`Options::allow_partial`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefusedSite {
+    /// The site.
+    pub site: SiteInfo,
+    /// The emitter's reason.
+    pub reason: String,
 }
 
 /// A fixed site in a moved function: where it was, where its copy is.
@@ -247,6 +266,10 @@ pub struct SiteChange<'a> {
     /// `same-size`, or the emitter's name for a site fixed by growth
     /// ([`GrownSite::fix`]).
     pub fix: &'static str,
+    /// The scratch registers the replacement took ([`GrownSite::scratch`]).
+    pub scratch: &'a [emit::Taken],
+    /// What the fix does to results when it is not exact ([`GrownSite::note`]).
+    pub note: Option<&'static str>,
 }
 
 impl Report {
@@ -285,12 +308,16 @@ impl Report {
                 new_vaddr: self.executed_vaddr(s.vaddr),
                 new_len: u32::from(s.len),
                 fix: "same-size",
+                scratch: &[],
+                note: None,
             })
             .chain(self.grown.iter().map(|g| SiteChange {
                 site: &g.site,
                 new_vaddr: g.new_vaddr,
                 new_len: g.new_len,
                 fix: g.fix,
+                scratch: &g.scratch,
+                note: g.note,
             }))
             .collect();
         out.sort_by_key(|c| c.site.vaddr);
@@ -678,13 +705,28 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
     if !growth_sites.is_empty() {
         // Growth: the copies get the same-size fixes too.
         input_bounds::check_growable(object)?;
-        let placed = placement::place(object, &patches, &analysis, &growth_sites, &report.fixed)?;
+        let placed = placement::place(
+            object,
+            &patches,
+            &analysis,
+            &growth_sites,
+            &report.fixed,
+            options.allow_partial,
+        )?;
         drop(analysis);
         patches.extend(placed.patches);
         patches.sort_by_key(|p| p.file_offset);
         tail = placed.tail;
         // The sites move into the report: `placed.sites` follows their
         // order, each one once.
+        for (k, reason) in placed.refused {
+            report.remaining.push(growth_sites[k].clone());
+            report.growth_refused.push(RefusedSite {
+                site: growth_sites[k].clone(),
+                reason,
+            });
+        }
+        report.remaining.sort_by_key(|s| (s.file_offset, s.class));
         let mut sites = growth_sites.into_iter().enumerate();
         report.grown = placed
             .sites
@@ -696,6 +738,8 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
                     new_vaddr: p.new_vaddr,
                     new_len: p.new_len,
                     fix: p.fix,
+                    scratch: p.scratch,
+                    note: p.note,
                 })
             })
             .collect();
@@ -703,6 +747,7 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         report.clauses_removed = placed.clauses_removed;
         report.islands = placed.islands;
         report.relocated = placed.relocated;
+        report.raised = placed.raised;
     }
     Ok(Plan {
         len: code_object.len(),

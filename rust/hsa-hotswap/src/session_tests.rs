@@ -443,7 +443,7 @@ fn a_panic_at_every_decision_point_falls_back() {
 #[test]
 fn the_native_backend_through_the_tool() {
     use crate::rewriter::native::test_objects::{
-        probe_with, CLUSTER_LOAD, DS_LOAD_2ADDR, DS_LOAD_ADDTID,
+        probe_with, CLUSTER_LOAD, DS_LOAD_2ADDR, FP8_CLAMP,
     };
     use crate::rewriter::native::Native;
     use hotswap_code_object::rewrite::{rewrite_b0_to_a0, Options};
@@ -483,7 +483,7 @@ fn the_native_backend_through_the_tool() {
     assert_eq!(load.loaded(), expected.as_slice());
     // A site of a growth class the native rewriter does not fix: refused, the
     // original is loaded.
-    let growth = probe_with(&DS_LOAD_ADDTID);
+    let growth = probe_with(&FP8_CLAMP);
     for _ in 0..2 {
         let (status, load) = runtime.load_memory(&growth, A0);
         assert_eq!(status, HSA_STATUS_SUCCESS);

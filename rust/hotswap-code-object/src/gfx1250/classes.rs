@@ -81,6 +81,26 @@ pub enum Rule {
     /// Growth, made by the native rewriter: the DS two-address split
     /// (`rewrite/emit/ds2.rs`, behind the emitter seam `rewrite/emit.rs`).
     Ds2Split,
+    /// Growth: a K=128 FP8/BF8 WMMA as two K=64 ones (`rewrite/emit/wmma_k128.rs`).
+    WmmaK128Split,
+    /// Growth: the 32x16x128 f4 WMMA (plain, block-32 scaled) as two
+    /// 16x16x128 f8f6f4 ones along M (`rewrite/emit/wmma_f4.rs`).
+    WmmaF4Split,
+    /// Growth: a block-16 scaled WMMA as two block-32 ones along K, in
+    /// scratch VGPRs (`rewrite/emit/wmma_scale16.rs`).
+    WmmaScale16Split,
+    /// Growth: the missing `v_nop`s after an integer WMMA
+    /// (`rewrite/emit/wmma_int_nops.rs`).
+    WmmaIntNops,
+    /// Growth: the addtid lane address computed in the ALU
+    /// (`rewrite/emit/ds_addtid.rs`).
+    DsAddtidAlu,
+    /// Growth: the workgroup mask cleared at the site
+    /// (`rewrite/emit/tensor_mask.rs`).
+    TensorMaskClear,
+    /// Growth: the flat scratch base read into a dead SGPR pair
+    /// (`rewrite/emit/flat_scratch_base.rs`).
+    FlatScratchBasePair,
     /// Growth the native rewriter does not make: the object is refused.
     None,
 }
@@ -94,6 +114,13 @@ impl Rule {
             Self::ScaleSrc2Vgpr0 => "scale_src2_vgpr0",
             Self::FlatScratchBaseLo => "flat_scratch_base_lo",
             Self::Ds2Split => "ds2_split",
+            Self::WmmaK128Split => "wmma_k128_split",
+            Self::WmmaF4Split => "wmma_f4_split",
+            Self::WmmaScale16Split => "wmma_scale16_split",
+            Self::WmmaIntNops => "wmma_int_nops",
+            Self::DsAddtidAlu => "ds_addtid_alu",
+            Self::TensorMaskClear => "tensor_mask_clear",
+            Self::FlatScratchBasePair => "flat_scratch_base_pair",
             Self::None => "none",
         }
     }
@@ -319,49 +346,106 @@ pub const CLASSES: &[ClassInfo] = &[
     ClassInfo {
         class: A0Class::DsAddtid,
         name: "ds_addtid",
-        description: "A0 reads 16 bits of M0, B0 20; the emulation grows the code.",
+        description: "A0 reads 16 bits of M0, B0 20. Growth: the lane address \
+            M0[19:0] + 4 * lane computed in the ALU, then a plain `ds_load/store_b32` (the store \
+            takes one scratch VGPR; the load waits for outstanding loads first).",
         pattern: r"ds_(load|store)_addtid_b32$",
         encodings: &[
-            grow(Ds, 0xB1, "ds_load_addtid_b32", Rule::None),
-            grow(Ds, 0xB0, "ds_store_addtid_b32", Rule::None),
+            grow(Ds, 0xB1, "ds_load_addtid_b32", Rule::DsAddtidAlu),
+            grow(Ds, 0xB0, "ds_store_addtid_b32", Rule::DsAddtidAlu),
         ],
     },
     ClassInfo {
         class: A0Class::TensorLds,
         name: "tensor_lds",
         description: "A non-zero workgroup mask is a cluster multicast that hangs A0. \
-            Reported as growth (every operand form): the same-size definition-site literal \
-            rewrite needs a data-flow proof this analysis does not make.",
+            Growth (every operand form): the mask cleared at the site by `s_pack_hh_b32_b16` \
+            when its SGPR is provably dead after the site (else refused: a restore after the \
+            load could race its late operand read). \
+            The same-size definition-site literal rewrite needs a data-flow proof this analysis \
+            does not make.",
         pattern: r"tensor_load_to_lds$",
-        encodings: &[grow(Vimage, 0xC4, "tensor_load_to_lds", Rule::None)],
+        encodings: &[grow(
+            Vimage,
+            0xC4,
+            "tensor_load_to_lds",
+            Rule::TensorMaskClear,
+        )],
     },
     ClassInfo {
         class: A0Class::WmmaK128,
         name: "wmma_k128",
         description: "The eight dense K=128 FP8/BF8 WMMAs are absent on A0: split in two \
-            along K (growth).",
+            along K, chained through the accumulator (growth; the accumulator is rounded \
+            between the halves).",
         pattern: r"v_wmma_f(16|32)_16x16x128_(fp8|bf8)_(fp8|bf8)$",
         encodings: &[
-            grow(Vop3p, 0x80, "v_wmma_f32_16x16x128_fp8_fp8", Rule::None),
-            grow(Vop3p, 0x81, "v_wmma_f32_16x16x128_fp8_bf8", Rule::None),
-            grow(Vop3p, 0x82, "v_wmma_f32_16x16x128_bf8_fp8", Rule::None),
-            grow(Vop3p, 0x83, "v_wmma_f32_16x16x128_bf8_bf8", Rule::None),
-            grow(Vop3p, 0x84, "v_wmma_f16_16x16x128_fp8_fp8", Rule::None),
-            grow(Vop3p, 0x85, "v_wmma_f16_16x16x128_fp8_bf8", Rule::None),
-            grow(Vop3p, 0x86, "v_wmma_f16_16x16x128_bf8_fp8", Rule::None),
-            grow(Vop3p, 0x87, "v_wmma_f16_16x16x128_bf8_bf8", Rule::None),
+            grow(
+                Vop3p,
+                0x80,
+                "v_wmma_f32_16x16x128_fp8_fp8",
+                Rule::WmmaK128Split,
+            ),
+            grow(
+                Vop3p,
+                0x81,
+                "v_wmma_f32_16x16x128_fp8_bf8",
+                Rule::WmmaK128Split,
+            ),
+            grow(
+                Vop3p,
+                0x82,
+                "v_wmma_f32_16x16x128_bf8_fp8",
+                Rule::WmmaK128Split,
+            ),
+            grow(
+                Vop3p,
+                0x83,
+                "v_wmma_f32_16x16x128_bf8_bf8",
+                Rule::WmmaK128Split,
+            ),
+            grow(
+                Vop3p,
+                0x84,
+                "v_wmma_f16_16x16x128_fp8_fp8",
+                Rule::WmmaK128Split,
+            ),
+            grow(
+                Vop3p,
+                0x85,
+                "v_wmma_f16_16x16x128_fp8_bf8",
+                Rule::WmmaK128Split,
+            ),
+            grow(
+                Vop3p,
+                0x86,
+                "v_wmma_f16_16x16x128_bf8_fp8",
+                Rule::WmmaK128Split,
+            ),
+            grow(
+                Vop3p,
+                0x87,
+                "v_wmma_f16_16x16x128_bf8_bf8",
+                Rule::WmmaK128Split,
+            ),
         ],
     },
     ClassInfo {
         class: A0Class::WmmaF4,
         name: "wmma_f4",
         description: "`v_wmma_f32_32x16x128_f4`, standalone or scaled, is absent on A0: \
-            split along M (growth).",
+            split along M (growth). The block-16 scaled form is refused (it needs an M and a \
+            K split).",
         pattern: r"v_wmma(_scale|_scale16)?_f32_32x16x128_f4$",
         encodings: &[
-            grow(Vop3p, 0x88, "v_wmma_f32_32x16x128_f4", Rule::None),
+            grow(Vop3p, 0x88, "v_wmma_f32_32x16x128_f4", Rule::WmmaF4Split),
             secondary(when(
-                grow(Vop3px2, 0x35, "v_wmma_scale_f32_32x16x128_f4", Rule::None),
+                grow(
+                    Vop3px2,
+                    0x35,
+                    "v_wmma_scale_f32_32x16x128_f4",
+                    Rule::WmmaF4Split,
+                ),
                 Condition::MatrixF4,
             )),
             secondary(when(
@@ -375,7 +459,8 @@ pub const CLASSES: &[ClassInfo] = &[
         name: "wmma_scale",
         description: "Scaled WMMAs (VOP3PX2, 16 bytes). Block-32 scales: same size, the \
             unused `scale_src2` field (bits [58:50]) set to 0x100 (VGPR0), a site whose field \
-            is 0x100 already needing no change; block-16 scales: split (growth).",
+            is 0x100 already needing no change; block-16 scales: split along K into block-32 \
+            pairs in scratch VGPRs (growth; the 32x16x128 f4 form is refused).",
         pattern: r"v_wmma_scale(16)?_",
         encodings: &[
             when(
@@ -405,7 +490,7 @@ pub const CLASSES: &[ClassInfo] = &[
                     Vop3px2,
                     0x3A,
                     "v_wmma_scale16_f32_16x16x128_f8f6f4",
-                    Rule::None,
+                    Rule::WmmaScale16Split,
                 ),
                 Condition::MatrixF8f6f4,
             ),
@@ -419,7 +504,9 @@ pub const CLASSES: &[ClassInfo] = &[
         class: A0Class::Fp8Clamp,
         name: "fp8_clamp",
         description: "In VOP3 form with CLAMP (bit 15) set, B0 converts to UE5M3 and A0 \
-            ignores CLAMP; the software emulation grows the code.",
+            ignores CLAMP. Refused: B0's UE5M3 conversion (NaN, overflow, rounding, the \
+            stochastic form's noise bits) is not defined by the available sources, so no \
+            exact emulation can be written.",
         pattern: r"v_cvt_(pk_fp8_f32|sr_fp8_f32)(_e64)?$|v_cvt_f32_fp8_e64$",
         encodings: &[
             when(
@@ -450,11 +537,11 @@ pub const CLASSES: &[ClassInfo] = &[
         pattern: r"(v_wmma_i32_16x16x64_iu8|v_swmmac_i32_16x16x128_iu8)$",
         encodings: &[
             when(
-                grow(Vop3p, 0x72, "v_wmma_i32_16x16x64_iu8", Rule::None),
+                grow(Vop3p, 0x72, "v_wmma_i32_16x16x64_iu8", Rule::WmmaIntNops),
                 Condition::FewerThan8Nops,
             ),
             when(
-                grow(Vop3p, 0x7B, "v_swmmac_i32_16x16x128_iu8", Rule::None),
+                grow(Vop3p, 0x7B, "v_swmmac_i32_16x16x128_iu8", Rule::WmmaIntNops),
                 Condition::FewerThan8Nops,
             ),
         ],
@@ -478,11 +565,11 @@ pub const CLASSES: &[ClassInfo] = &[
             fsb(Sop1, "sop1", SameSize, Rule::FlatScratchBaseLo),
             fsb(Sop2, "sop2", SameSize, Rule::FlatScratchBaseLo),
             fsb(Sopc, "sopc", SameSize, Rule::FlatScratchBaseLo),
-            fsb(Vop1, "vop1", Growth, Rule::None),
-            fsb(Vop2, "vop2", Growth, Rule::None),
-            fsb(Vopc, "vopc", Growth, Rule::None),
-            fsb(Vop3, "vop3", Growth, Rule::None),
-            fsb(Vop3p, "vop3p", Growth, Rule::None),
+            fsb(Vop1, "vop1", Growth, Rule::FlatScratchBasePair),
+            fsb(Vop2, "vop2", Growth, Rule::FlatScratchBasePair),
+            fsb(Vopc, "vopc", Growth, Rule::FlatScratchBasePair),
+            fsb(Vop3, "vop3", Growth, Rule::FlatScratchBasePair),
+            fsb(Vop3p, "vop3p", Growth, Rule::FlatScratchBasePair),
         ],
     },
 ];
@@ -680,6 +767,19 @@ pub fn docs_table() -> String {
                 Rule::ScaleSrc2Vgpr0 => "`scale_src2` = 0x100".into(),
                 Rule::FlatScratchBaseLo => "selector 231 → 230".into(),
                 Rule::Ds2Split => "two single-address ops (native rewriter)".into(),
+                Rule::WmmaK128Split => "two K=64 WMMAs (native rewriter)".into(),
+                Rule::WmmaF4Split => "two 16x16x128 f8f6f4 WMMAs along M (native rewriter)".into(),
+                Rule::WmmaScale16Split => {
+                    "two block-32 scaled WMMAs along K, scratch VGPRs (native rewriter)".into()
+                }
+                Rule::WmmaIntNops => "the missing `v_nop`s (native rewriter)".into(),
+                Rule::DsAddtidAlu => {
+                    "ALU lane address + `ds_load/store_b32` (native rewriter)".into()
+                }
+                Rule::TensorMaskClear => "mask cleared at the site (native rewriter)".into(),
+                Rule::FlatScratchBasePair => {
+                    "base from a scratch SGPR pair (native rewriter)".into()
+                }
                 Rule::None => "none in the native rewriter (refused)".into(),
             };
             if !forms.contains(&form) {

@@ -827,7 +827,15 @@ pub fn same_size_fix(class: A0Class, original: &[u8]) -> Option<Vec<u8>> {
             }
             set_w(&mut out, 0, v);
         }
-        Rule::Ds2Split | Rule::None => return None,
+        Rule::Ds2Split
+        | Rule::WmmaK128Split
+        | Rule::WmmaF4Split
+        | Rule::WmmaScale16Split
+        | Rule::WmmaIntNops
+        | Rule::DsAddtidAlu
+        | Rule::TensorMaskClear
+        | Rule::FlatScratchBasePair
+        | Rule::None => return None,
     }
     Some(out)
 }

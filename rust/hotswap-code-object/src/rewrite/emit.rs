@@ -111,50 +111,59 @@ impl std::fmt::Display for Refusal {
     }
 }
 
-/// A register class an emitter can ask scratch registers of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RegClass {
-    /// Scalar registers.
-    Sgpr,
-    /// Vector registers (full 10-bit numbers, above v255 through the
-    /// VGPR-MSB mode).
-    Vgpr,
-}
+pub use crate::liveness::{Reg, RegClass, Request};
 
-impl RegClass {
-    /// Its name in messages.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RegClass::Sgpr => "SGPR",
-            RegClass::Vgpr => "VGPR",
-        }
-    }
+/// Registers granted to an emitter at one site, as the report lists them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Taken {
+    /// The class.
+    pub class: RegClass,
+    /// The first register.
+    pub first: u16,
+    /// How many.
+    pub count: u16,
+    /// How they were found: `dead` (dead at the site on every path),
+    /// `dead-above-allocation` (dead, but some reaching kernel allocates
+    /// fewer VGPRs: its counts are raised) or `above-allocation` (touched by
+    /// no code reaching the site, above what every kernel reaching it
+    /// allocates; the kernels' counts are raised, [`super::Report::raised`]).
+    pub tier: &'static str,
 }
 
 /// Where an emitter gets registers the original code does not free.
 pub trait Scratch {
-    /// `count` consecutive registers of `class`, the first a multiple of
-    /// `align`, that the replacement may overwrite at the site (dead there
-    /// on every path, or saved and restored around it by the provider):
+    /// Registers as `request` describes them that the replacement may
+    /// overwrite at the site (dead there on every path, with no memory load
+    /// outstanding into them, or above every reaching kernel's allocation):
     /// the first one's number; or a refusal naming the site and the class.
-    fn take(&mut self, class: RegClass, count: u16, align: u16) -> Result<u16, Refusal>;
+    fn take(&mut self, request: Request) -> Result<u16, Refusal>;
+
+    /// Whether `reg` may be read after the site (on some path). `true`
+    /// unless the provider proves otherwise.
+    fn live_after(&mut self, reg: Reg) -> bool {
+        let _ = reg;
+        true
+    }
 }
 
-/// The provider until the liveness analysis exists: it refuses every
-/// request, naming the site and the class.
+/// The provider of a site whose function liveness cannot serve: it refuses
+/// every request, naming the site and the class (`why`).
 #[derive(Clone, Copy, Debug)]
 pub struct NoScratch<'a> {
     /// The site asking.
     pub site: &'a SiteInfo,
+    /// Why no register can be taken there.
+    pub why: &'a str,
 }
 
 impl Scratch for NoScratch<'_> {
-    fn take(&mut self, class: RegClass, count: u16, _align: u16) -> Result<u16, Refusal> {
+    fn take(&mut self, request: Request) -> Result<u16, Refusal> {
         Err(Refusal::new(format!(
-            "{count} scratch {} register(s) needed at {}: the rewriter takes no scratch \
-             registers yet",
-            class.as_str(),
-            self.site
+            "{} scratch {} register(s) needed at {}: {}",
+            request.count,
+            request.class.as_str(),
+            self.site,
+            self.why
         )))
     }
 }
@@ -170,6 +179,9 @@ pub struct Site<'a> {
     /// The `s_set_vgpr_msb` mode in force before it (bits 1:0 src0, 3:2
     /// src1, 5:4 src2, 7:6 dst: the high bits of each 8-bit VGPR field).
     pub vgpr_msb: u8,
+    /// The bytes of the site's function after the instruction, to the
+    /// function's end (what the integer WMMA spacing scans).
+    pub following: &'a [u8],
     /// Where to ask for registers the original does not free.
     pub scratch: &'a mut dyn Scratch,
 }
@@ -192,6 +204,19 @@ pub struct Emitted {
     pub bytes: Vec<u8>,
     /// The fix's name in the report (`ds2-split`, ...).
     pub fix: &'static str,
+    /// What the fix does to results, when it is not exact (the K splits'
+    /// intermediate rounding): the report prints it beside the site.
+    pub note: Option<&'static str>,
+}
+
+/// Whether the emitter of `class` may ask for scratch registers or for
+/// liveness ([`Scratch`]): the growth pipeline analyses the object's
+/// register liveness only when a site of such a class is to be replaced.
+pub fn needs_liveness(class: A0Class) -> bool {
+    matches!(
+        class,
+        A0Class::DsAddtid | A0Class::TensorLds | A0Class::WmmaScale | A0Class::FlatScratchBase64
+    )
 }
 
 /// Replaces one site.
@@ -203,6 +228,20 @@ pub type Emitter = fn(&mut Site<'_>) -> Result<Emitted, Refusal>;
 pub fn emitter(class: A0Class) -> Option<Emitter> {
     match class {
         A0Class::Ds2addr => Some(ds2::emit),
+        A0Class::DsAddtid => Some(ds_addtid::emit),
+        A0Class::TensorLds => Some(tensor_mask::emit),
+        A0Class::WmmaK128 => Some(wmma_k128::emit),
+        A0Class::WmmaF4 => Some(wmma_f4::emit),
+        // The class's growth sites are the block-16 scaled WMMAs (the
+        // block-32 ones are fixed in place); the 32x16x128 f4 form of them is
+        // also a `wmma_f4` site, whose emitter refuses it.
+        A0Class::WmmaScale => Some(wmma_scale16::emit),
+        A0Class::WmmaIntSpacing => Some(wmma_int_nops::emit),
+        A0Class::FlatScratchBase64 => Some(flat_scratch_base::emit),
+        // B0's UE5M3 conversion is not defined by the available sources
+        // (`fp8_clamp`): its sites stay, and the object is refused unless
+        // partial output is allowed.
+        A0Class::Fp8Clamp => None,
         _ => None,
     }
 }
@@ -317,6 +356,38 @@ impl From<Reason> for Refusal {
     }
 }
 
+/// The report's note of an expansion's rounding.
+pub fn rounding_note(rounding: Rounding) -> Option<&'static str> {
+    match rounding {
+        Rounding::Same => None,
+        Rounding::IntermediateF32 => Some(
+            "K split: the f32 accumulator is rounded between the halves (at most 2 u of \
+             |C| + sum |a*b| on the WMMA corpus, u = 2^-24; docs/wmma.md)",
+        ),
+        Rounding::IntermediateF16 => Some(
+            "K split: the f16 accumulator is rounded between the halves (at most 1.45 u of \
+             |C| + sum |a*b| on the WMMA corpus, u = 2^-11; an intermediate can overflow \
+             where the full sum does not, or the reverse; docs/wmma.md)",
+        ),
+    }
+}
+
+/// An [`Expansion`] as the seam's [`Emitted`], named `fix` (`swapped_fix`
+/// when the halves run in the other order).
+fn emitted(e: Expansion, fix: &'static str, swapped_fix: &'static str) -> Emitted {
+    Emitted {
+        note: rounding_note(e.rounding),
+        fix: if e.swapped { swapped_fix } else { fix },
+        bytes: e.bytes,
+    }
+}
+
+/// The first register of a grant below v256 / s106 as the 8-bit field the
+/// pure emitters take.
+fn below_256(first: u16) -> Result<u8, Refusal> {
+    u8::try_from(first).map_err(|_| Refusal::new(format!("scratch register {first} above 255")))
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -324,11 +395,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_ds2_class_has_an_emitter_and_no_scratch_refuses_naming_the_site() {
+    fn every_growth_class_but_fp8_clamp_has_an_emitter_and_no_scratch_refuses_naming_the_site() {
         for class in A0Class::ALL {
+            let grows = class
+                .info()
+                .fixes()
+                .any(|f| f == crate::gfx1250::Fix::Growth);
             assert_eq!(
                 emitter(class).is_some(),
-                class == A0Class::Ds2addr,
+                grows && class != A0Class::Fp8Clamp,
+                "{class}"
+            );
+            assert!(
+                !needs_liveness(class) || emitter(class).is_some(),
                 "{class}"
             );
         }
@@ -341,12 +420,17 @@ mod tests {
             class: A0Class::Ds2addr,
             mnemonic: "ds_load_2addr_b32",
         };
-        let why = NoScratch { site: &info }
-            .take(RegClass::Vgpr, 2, 2)
-            .unwrap_err()
-            .reason;
+        let why = NoScratch {
+            site: &info,
+            why: "the function is not analysable",
+        }
+        .take(Request::new(RegClass::Vgpr, 2, 2))
+        .unwrap_err()
+        .reason;
         assert!(
-            why.contains("VGPR") && why.contains("in k at offset 0x10"),
+            why.contains("vgpr")
+                && why.contains("in k at offset 0x10")
+                && why.contains("analysable"),
             "{why}"
         );
     }

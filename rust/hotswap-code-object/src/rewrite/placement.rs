@@ -58,6 +58,7 @@ mod moving;
 mod patch;
 mod pc;
 mod report;
+mod scratch;
 mod select;
 
 use std::sync::Arc;
@@ -113,6 +114,11 @@ pub struct GrownSite {
     pub new_len: u32,
     /// The emitter's name of the fix (`ds2-split`, `ds2-split-swapped`).
     pub fix: &'static str,
+    /// The scratch registers its code took (none for most classes).
+    pub scratch: Vec<super::emit::Taken>,
+    /// What the fix does to results when it is not exact (the K splits'
+    /// rounding), else `None`.
+    pub note: Option<&'static str>,
 }
 
 /// A branch island: an `s_branch` in a moved function's image that a branch
@@ -163,6 +169,11 @@ pub(super) struct Placement {
     pub islands: Vec<BranchIsland>,
     /// The fixed sites in moved functions, where their copies are.
     pub relocated: Vec<super::Relocated>,
+    /// The kernels whose register counts were raised for scratch registers.
+    pub raised: Vec<crate::liveness::scratch::CountRaise>,
+    /// With partial output allowed: the sites (index in `place`'s `sites`)
+    /// whose emitter refused, with the reason; left as they are.
+    pub refused: Vec<(usize, String)>,
 }
 
 /// Where the replacement of one emitted site went: a [`GrownSite`] without the
@@ -174,6 +185,8 @@ pub(super) struct PlacedSite {
     pub new_vaddr: u64,
     pub new_len: u32,
     pub fix: &'static str,
+    pub scratch: Vec<super::emit::Taken>,
+    pub note: Option<&'static str>,
 }
 
 /// Why growth was refused: becomes [`RewriteError::Growth`].
@@ -189,7 +202,8 @@ pub(super) fn w32(b: &[u8]) -> u32 {
 /// by offset; copied code gets them too), `sites` the growth sites (all of
 /// them, in address order), `fixed` the sites those patches fix (the report
 /// says where each one in a moved function went), `analysis` the input's
-/// analysis.
+/// analysis; `partial`: a site whose emitter refuses is left as it is
+/// (listed in [`Placement::refused`]) instead of refusing the object.
 ///
 /// The stages, in order; each owns one concern and hands the next what it
 /// needs (a refusal of any stage refuses the object; the order of the
@@ -200,6 +214,7 @@ pub(super) fn place(
     analysis: &Analysis,
     sites: &[SiteInfo],
     fixed: &[SiteInfo],
+    partial: bool,
 ) -> Result<Placement, RewriteError> {
     let bytes = object.bytes();
     // 0. Preconditions: a loadable object whose tables the writer can
@@ -212,17 +227,38 @@ pub(super) fn place(
     elf_write::check_tables(bytes, object.sections())?;
     // 1. Plan: the functions that move (each holding a site), walked.
     let mut moving = select::moving_functions(object, analysis, sites)?;
+    //    The register liveness, when a site's emitter may ask for scratch.
+    let liveness = scratch::analyse(object, sites)?;
     // 2. Per moved function, in address order:
     //    (function, instruction, index in `sites`) of each replaced site.
     let mut grown: Vec<(u32, u32, usize)> = Vec::with_capacity(sites.len());
+    let mut extras = emit::Extras::default();
     for (fi, m) in moving.iter_mut().enumerate() {
         // a. analysis: its address computations, the VGPR-MSB modes;
         let modes = analyse::analyse(bytes, m)?;
         // b. the emitters: each site's replacement;
-        emit::emit_sites(bytes, m, fi, modes.as_deref(), sites, &mut grown)?;
+        emit::emit_sites(
+            bytes,
+            m,
+            fi,
+            modes.as_deref(),
+            liveness.as_ref(),
+            sites,
+            &mut grown,
+            &mut extras,
+            partial,
+        )?;
         // c. its own layout: shifts past the growth, branch islands.
         layout::function(bytes, m)?;
     }
+    //    The register counts the scratch registers need (same-size
+    //    patches of the descriptors and the metadata note).
+    let raised = scratch::merge(std::mem::take(&mut extras.raises));
+    let mut count_patches = match &liveness {
+        Some(l) => scratch::count_patches(bytes, fixes, l, &raised)?,
+        None => Vec::new(),
+    };
+    drop(liveness);
     // 3. Layout: the new segment's place, each image's address.
     let region = layout::region(object, &mut moving)?;
     // 4. Encode: the images, in an allocation with room for the tables.
@@ -234,6 +270,7 @@ pub(super) fn place(
     patch::unmoved_code(object, analysis, &moving, &mut patches)?;
     patch::descriptors(object, analysis, &moving, &mut patches)?;
     patch::check_relocations(object, &moving)?;
+    patches.append(&mut count_patches);
     // 6. ELF writer: the tables after the code, the header pointing at them.
     let written = elf_write::tables(object, &moving, &region, code)?;
     patches.extend(written.header);
@@ -242,10 +279,12 @@ pub(super) fn place(
     let relocated = report::relocated(&moving, fixed)?;
     let placement = Placement {
         patches,
-        sites: report::sites(&moving, grown),
+        sites: report::sites(&moving, grown, extras.sites),
         clauses_removed: report::clauses_removed(bytes, &moving),
         islands: report::islands(&moving),
         relocated,
+        raised,
+        refused: extras.refused,
         moved: written.moved,
         tail: written.tail,
     };

@@ -211,14 +211,17 @@ pub(crate) mod test_objects {
     pub const DS_LOAD_2ADDR: [u8; 8] = [0x01, 0x02, 0xdc, 0xd8, 0x02, 0x00, 0x00, 0x00];
     /// `ds_load_addtid_b32 v5 offset:128`: needs code growth the native
     /// rewriter does not do.
-    pub const DS_LOAD_ADDTID: [u8; 8] = [0x80, 0x00, 0xc4, 0xda, 0x00, 0x00, 0x00, 0x05];
+    /// `v_wmma_f32_16x16x128_fp8_fp8 v[0:7], v[8:23], v[24:39], v[0:7]`
+    /// (fixed by growth: split in two along K).
+    pub const WMMA_K128: [u8; 8] = [0x00, 0x00, 0x80, 0xcc, 0x08, 0x31, 0xa2, 0x1c];
+    /// `v_cvt_pk_fp8_f32 v1, v2, v3 clamp` (VOP3): a growth site no emitter
+    /// fixes (B0's UE5M3 conversion is not known exactly).
+    pub const FP8_CLAMP: [u8; 8] = [0x01, 0x80, 0x69, 0xd7, 0x02, 0x07, 0x02, 0x00];
 }
 
 #[cfg(test)]
 mod tests {
-    use super::test_objects::{
-        probe_with, CLUSTER_LOAD, DS_LOAD_2ADDR, DS_LOAD_ADDTID, GLOBAL_LOAD,
-    };
+    use super::test_objects::{probe_with, CLUSTER_LOAD, DS_LOAD_2ADDR, FP8_CLAMP, GLOBAL_LOAD};
     use super::*;
     use crate::rewriter::{retarget_with, Retargeted, A0_FEATURE, B0_FEATURE};
     use hotswap_code_object::gfx1250;
@@ -300,7 +303,7 @@ mod tests {
 
     #[test]
     fn a_growth_site_is_refused_with_kernel_offset_and_class() {
-        let input = probe_with(&DS_LOAD_ADDTID);
+        let input = probe_with(&FP8_CLAMP);
         let (source, target) = (format!("{P}gfx1250"), format!("{P}gfx1250{A0_FEATURE}"));
         let e = retarget_with(
             &Native::new(Options::default()),
@@ -320,7 +323,7 @@ mod tests {
         assert_eq!(
             why,
             &format!(
-                "1 site(s) need code growth; the first: ds_addtid (ds_load_addtid_b32) in {} at \
+                "1 site(s) need code growth; the first: fp8_clamp (v_cvt_pk_fp8_f32) in {} at \
                  offset {:#x} (vaddr {:#x}); HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL=1 loads it partly fixed",
                 offset.0, offset.1, offset.2
             )

@@ -90,8 +90,9 @@ pub static REGISTRY: [Registered; 3] = [
         kind: BackendKind::Native,
         name: "native rewriter",
         summary: "the built-in rewriter: same-size fixes, and DS two-address sites split by \
-                  moving their functions into an appended code segment; an object with any \
-                  other growth site is refused",
+                  moving their functions into an appended code segment, as are the WMMA, addtid, \
+                  tensor-load and flat-scratch-base sites; an object with an FP8 CLAMP \
+                  conversion, or a site its emitter refuses, is refused",
         find: find_native,
         by_path: None,
     },
@@ -203,7 +204,7 @@ mod tests {
 
     fn native_claims(r: &Registered) -> Vec<(String, bool)> {
         use super::super::native::test_objects::{
-            probe_with, CLUSTER_LOAD, DS_LOAD_2ADDR, DS_LOAD_ADDTID,
+            probe_with, CLUSTER_LOAD, DS_LOAD_2ADDR, FP8_CLAMP, WMMA_K128,
         };
         use super::super::{retarget_with, Request, RetargetError, Retargeted, RewriteFlags};
         use hotswap_code_object::{rewrite, CodeObject};
@@ -220,7 +221,8 @@ mod tests {
         };
         let same_size = probe_with(&CLUSTER_LOAD);
         let ds2 = probe_with(&DS_LOAD_2ADDR);
-        let other_growth = probe_with(&DS_LOAD_ADDTID);
+        let wmma = probe_with(&WMMA_K128);
+        let other_growth = probe_with(&FP8_CLAMP);
         vec![
             (
                 "the built-in rewriter: ".into(),
@@ -240,7 +242,14 @@ mod tests {
                         && rewrite::moved_functions(out.bytes()).is_some_and(|m| m.len() == 1)),
             ),
             (
-                "; an object with any other growth site is refused".into(),
+                ", as are the WMMA, addtid, tensor-load and flat-scratch-base sites".into(),
+                matches!(rewrite(&wmma), Ok(Retargeted::Changed(out))
+                    if out.bytes().len() > wmma.len()),
+            ),
+            (
+                "; an object with an FP8 CLAMP conversion, or a site its emitter refuses, is \
+                 refused"
+                    .into(),
                 matches!(rewrite(&other_growth), Err(RetargetError::Refused(_))),
             ),
         ]

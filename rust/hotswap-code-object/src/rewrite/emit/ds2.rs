@@ -51,6 +51,7 @@ pub fn emit(site: &mut Site<'_>) -> Result<Emitted, Refusal> {
     Ok(Emitted {
         bytes,
         fix: if swapped { FIX_SWAPPED } else { FIX },
+        note: None,
     })
 }
 

@@ -168,6 +168,44 @@ pub fn expand(bytes: &[u8], mode: u8, scratch: Option<u16>) -> Result<Expansion,
     })
 }
 
+/// The fix's name in the report.
+pub const FIX: &str = "ds-addtid-alu-address";
+
+/// `s_wait_loadcnt 0`.
+const S_WAIT_LOADCNT_0: [u8; 4] = [0x00, 0x00, 0xc0, 0xbf];
+/// `s_wait_dscnt 0`.
+const S_WAIT_DSCNT_0: [u8; 4] = [0x00, 0x00, 0xc6, 0xbf];
+
+/// The seam's emitter: [`expand`], the store's address VGPR from the site's
+/// provider. The load computes its address in its destination, which the
+/// original never wrote before its access: a load may be outstanding into it
+/// that the code before never waited for, so the load's sequence starts with
+/// `s_wait_loadcnt 0` and `s_wait_dscnt 0` (the provider's registers have no
+/// load outstanding: liveness keeps a load's destination live to its wait).
+pub fn emit(site: &mut super::Site<'_>) -> Result<super::Emitted, super::Refusal> {
+    let insn = parse(site.original)?;
+    let (scratch, waits) = match insn.kind {
+        Kind::Load => (None, true),
+        Kind::Store => {
+            let mut request = super::Request::new(super::RegClass::Vgpr, 1, 1);
+            request.below = 256;
+            (Some(site.scratch.take(request)?), false)
+        }
+    };
+    let e = expand(site.original, site.vgpr_msb, scratch)?;
+    let mut bytes = Vec::with_capacity(e.bytes.len() + 8);
+    if waits {
+        bytes.extend_from_slice(&S_WAIT_LOADCNT_0);
+        bytes.extend_from_slice(&S_WAIT_DSCNT_0);
+    }
+    bytes.extend_from_slice(&e.bytes);
+    Ok(super::Emitted {
+        bytes,
+        fix: FIX,
+        note: None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -129,6 +129,22 @@ pub fn from_sgpr_pair(bytes: &[u8], pair: u8) -> Result<Expansion, Reason> {
     })
 }
 
+/// The fix's name in the report.
+pub const FIX: &str = "flat-scratch-base-sgpr-pair";
+
+/// The seam's emitter: [`from_sgpr_pair`] with an aligned SGPR pair (at most
+/// s\[104:105\]) from the site's provider.
+pub fn emit(site: &mut super::Site<'_>) -> Result<super::Emitted, super::Refusal> {
+    let mut request = super::Request::new(super::RegClass::Sgpr, 2, 2);
+    request.below = 106;
+    let pair = super::below_256(site.scratch.take(request)?)?;
+    Ok(super::Emitted {
+        bytes: from_sgpr_pair(site.original, pair)?.bytes,
+        fix: FIX,
+        note: None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

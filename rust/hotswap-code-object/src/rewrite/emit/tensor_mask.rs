@@ -137,6 +137,32 @@ pub fn clear_in_place_of_delay(delay: &[u8], tensor: &[u8]) -> Result<[u8; 4], R
     Ok((0x9A00_0000 | (b << 16) | (b << 8) | 128).to_le_bytes())
 }
 
+/// The fix's name in the report (the mask SGPR dead after the site).
+pub const FIX: &str = "tensor-mask-clear";
+
+/// The seam's emitter: [`clear_at_site`] when the provider proves the mask
+/// SGPR dead after the site. When it may be live the site is refused rather
+/// than saved and restored: the restore would be written right after the
+/// tensor instruction, and the liveness analysis (like gfx1250's
+/// `s_wait_xcnt`) takes a memory instruction's operands to be read late, so
+/// whether the load still reads the cleared or the restored mask is not
+/// proved here.
+pub fn emit(site: &mut super::Site<'_>) -> Result<super::Emitted, super::Refusal> {
+    let b = mask_sgpr(site.original)?;
+    if site.scratch.live_after(super::Reg::S(b)) {
+        return Err(super::Refusal::new(format!(
+            "the mask SGPR s{b} may be read after the site (by later code, or by the load \
+             itself after issue): restoring it after the load is not proved safe"
+        )));
+    }
+    let e = clear_at_site(site.original, false, None)?;
+    Ok(super::Emitted {
+        bytes: e.bytes,
+        fix: FIX,
+        note: None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,8 +38,8 @@
 //! ([`Reason::Scaled`]).
 
 use super::wmma_fields::{
-    emit, full, in_range, overlaps_src, source, Src, Vop3p, Wmma, SLOT_DST, SLOT_SRC0, SLOT_SRC1,
-    SLOT_SRC2,
+    emit as emit_ops, full, in_range, overlaps_src, source, Src, Vop3p, Wmma, SLOT_DST, SLOT_SRC0,
+    SLOT_SRC1, SLOT_SRC2,
 };
 use super::wmma_k128::WAR_NOPS;
 use super::{Expansion, Reason, Rounding};
@@ -186,12 +186,26 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Reason> {
         || overlaps_src(d + h2, 8, Src::Vgpr(b), 8)
         || overlaps_src(d + h2, 8, c_half(h1), 8);
     let mut out = Vec::with_capacity(32);
-    emit(&mut out, &ops, mode, if war { WAR_NOPS } else { 0 });
+    emit_ops(&mut out, &ops, mode, if war { WAR_NOPS } else { 0 });
     Ok(Expansion {
         bytes: out,
         swapped,
         rounding: Rounding::Same,
     })
+}
+
+/// The fix's name in the report.
+pub const FIX: &str = "wmma-f4-m-split";
+/// The fix's name when the upper half runs first.
+pub const FIX_SWAPPED: &str = "wmma-f4-m-split-swapped";
+
+/// The seam's emitter: [`split`] at the site's VGPR-MSB mode.
+pub fn emit(site: &mut super::Site<'_>) -> Result<super::Emitted, super::Refusal> {
+    Ok(super::emitted(
+        split(site.original, site.vgpr_msb)?,
+        FIX,
+        FIX_SWAPPED,
+    ))
 }
 
 #[cfg(test)]

@@ -100,6 +100,19 @@ fn nops_before_hazard(code: &[u8]) -> u32 {
     nops
 }
 
+/// The fix's name in the report.
+pub const FIX: &str = "wmma-int-nops";
+
+/// The seam's emitter: [`pad`] over the rest of the site's function.
+pub fn emit(site: &mut super::Site<'_>) -> Result<super::Emitted, super::Refusal> {
+    let padding = pad(site.original, site.following)?;
+    Ok(super::Emitted {
+        bytes: padding.bytes,
+        fix: FIX,
+        note: None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

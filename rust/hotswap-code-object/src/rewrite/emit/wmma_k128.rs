@@ -35,8 +35,8 @@
 //! once ([`Rounding::IntermediateF32`] / [`Rounding::IntermediateF16`]).
 
 use super::wmma_fields::{
-    emit, full, in_range, overlaps_src, source, Src, Vop3p, Wmma, SLOT_DST, SLOT_SRC0, SLOT_SRC1,
-    SLOT_SRC2,
+    emit as emit_ops, full, in_range, overlaps_src, source, Src, Vop3p, Wmma, SLOT_DST, SLOT_SRC0,
+    SLOT_SRC1, SLOT_SRC2,
 };
 use super::{Expansion, Reason, Rounding};
 
@@ -129,7 +129,7 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Reason> {
         || overlaps_src(d, n, Src::Vgpr(b + first), 8)
         || (c != Src::Vgpr(d) && overlaps_src(d, n, c, n));
     let mut out = Vec::with_capacity(48);
-    emit(&mut out, &ops, mode, if war { WAR_NOPS } else { 0 });
+    emit_ops(&mut out, &ops, mode, if war { WAR_NOPS } else { 0 });
     Ok(Expansion {
         bytes: out,
         swapped,
@@ -139,6 +139,20 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Reason> {
             Rounding::IntermediateF32
         },
     })
+}
+
+/// The fix's name in the report.
+pub const FIX: &str = "wmma-k128-split";
+/// The fix's name when the upper half runs first.
+pub const FIX_SWAPPED: &str = "wmma-k128-split-swapped";
+
+/// The seam's emitter: [`split`] at the site's VGPR-MSB mode.
+pub fn emit(site: &mut super::Site<'_>) -> Result<super::Emitted, super::Refusal> {
+    Ok(super::emitted(
+        split(site.original, site.vgpr_msb)?,
+        FIX,
+        FIX_SWAPPED,
+    ))
 }
 
 #[cfg(test)]

@@ -322,6 +322,23 @@ pub fn split(bytes: &[u8], mode: u8, scratch: u32) -> Result<Expansion, Reason> 
     })
 }
 
+/// The fix's name in the report.
+pub const FIX: &str = "wmma-scale16-k-split";
+
+/// The seam's emitter: the scratch block of [`scratch_needed`] VGPRs below
+/// v256 from the site's provider, then [`split`].
+pub fn emit(site: &mut super::Site<'_>) -> Result<super::Emitted, super::Refusal> {
+    let need = scratch_needed(site.original)?;
+    let mut request = super::Request::new(super::RegClass::Vgpr, need as u16, 1);
+    request.below = 256;
+    let first = site.scratch.take(request)?;
+    Ok(super::emitted(
+        split(site.original, site.vgpr_msb, u32::from(first))?,
+        FIX,
+        FIX,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,23 +4,46 @@
 
 use super::moving::Moving;
 use super::refuse;
+use super::scratch::FromLiveness;
 use crate::gfx1250::{self, fields::Fields};
-use crate::rewrite::emit::{self, Emitted, NoScratch, Site};
+use crate::liveness::scratch::CountRaise;
+use crate::liveness::ObjectLiveness;
+use crate::rewrite::emit::{self, Emitted, NoScratch, Scratch, Site, Taken};
 use crate::rewrite::vgpr_mode::{self, Flow, Mode};
 use crate::rewrite::{RewriteError, SiteInfo};
 
+/// What the emitters took beyond the sites' own registers.
+#[derive(Default)]
+pub(super) struct Extras {
+    /// Per entry of `grown`: the scratch registers taken, the rounding note.
+    pub sites: Vec<(Vec<Taken>, Option<&'static str>)>,
+    /// The count raises the scratch registers need (not merged).
+    pub raises: Vec<CountRaise>,
+    /// With partial output allowed: the sites whose emitter refused (index
+    /// in `sites`, the reason), left as they are.
+    pub refused: Vec<(usize, String)>,
+}
+
 /// Replaces each site of `sites` in `m` (function `fi`), given the modes of
-/// [`super::analyse::analyse`]; appends (function, instruction, index in
-/// `sites`) to `grown` in the order of `sites`.
+/// [`super::analyse::analyse`] and the object's liveness when a site may
+/// need it ([`super::scratch::analyse`]); appends (function, instruction,
+/// index in `sites`) to `grown` in the order of `sites`, and what each took
+/// to `extras`.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn emit_sites(
     bytes: &[u8],
     m: &mut Moving,
     fi: usize,
     modes: Option<&[Mode]>,
+    liveness: Option<&ObjectLiveness<'_>>,
     sites: &[SiteInfo],
     grown: &mut Vec<(u32, u32, usize)>,
+    extras: &mut Extras,
+    partial: bool,
 ) -> Result<(), RewriteError> {
     let first = sites.partition_point(|s| s.vaddr < m.vaddr);
+    let function = liveness.and_then(|l| l.function_at(m.vaddr));
+    let end = m.insns.iter().last().map_or(0, |i| i.at + i.len);
     for (k, s) in sites[first..]
         .iter()
         .take_while(|s| s.vaddr - m.vaddr < m.size)
@@ -32,6 +55,12 @@ pub(super) fn emit_sites(
         let mode = match modes.map(|v| v[idx]) {
             None => 0,
             Some(Mode::Known(x)) => x,
+            Some(_) if partial => {
+                extras
+                    .refused
+                    .push((first + k, "the VGPR-MSB mode at the site is unknown".into()));
+                continue;
+            }
             Some(_) => {
                 return Err(refuse(format!(
                     "{s}: the VGPR-MSB mode at the site is unknown"
@@ -42,23 +71,62 @@ pub(super) fn emit_sites(
             .ok_or_else(|| refuse(format!("{s}: no emitter for its class")))?;
         let insn = m.insns.at(idx);
         let original = &bytes[insn.at..insn.at + insn.len];
-        let mut scratch = NoScratch { site: s };
+        let following = bytes.get(insn.at + insn.len..end).unwrap_or_default();
+        let mut no_scratch = NoScratch {
+            site: s,
+            why: "the liveness analysis was not run for this site's class",
+        };
+        let mut from_liveness = liveness.map(|liveness| FromLiveness {
+            liveness,
+            function,
+            site: s,
+            taken: Vec::new(),
+            raises: Vec::new(),
+        });
+        let scratch: &mut dyn Scratch = match &mut from_liveness {
+            Some(p) => p,
+            None => &mut no_scratch,
+        };
         let mut site = Site {
             info: s,
             original,
             fields: Fields::decode(original),
             vgpr_msb: mode,
-            scratch: &mut scratch,
+            following,
+            scratch,
         };
-        let emitted = emitter(&mut site).map_err(|e| refuse(format!("{s}: {e}")))?;
+        let emitted = match emitter(&mut site) {
+            Ok(e) => e,
+            Err(e) if partial => {
+                extras.refused.push((first + k, e.reason));
+                continue;
+            }
+            Err(e) => return Err(refuse(format!("{s}: {e}"))),
+        };
         check(&emitted, mode).map_err(|why| {
             refuse(format!(
                 "{s}: the {} code {why} (an emitter defect)",
                 emitted.fix
             ))
         })?;
+        if m.replacements.contains_key(idx) {
+            // A second growth class of one instruction (the block-16 scaled
+            // 32x16x128 f4 WMMA is `wmma_f4` and `wmma_scale`): one
+            // replacement cannot fix both.
+            return Err(refuse(format!(
+                "{s}: the instruction is a site of two growth classes"
+            )));
+        }
         m.replacements.insert(idx, &emitted.bytes, emitted.fix);
         grown.push((fi as u32, idx as u32, first + k));
+        let taken = match from_liveness {
+            Some(p) => {
+                extras.raises.extend(p.raises);
+                p.taken
+            }
+            None => Vec::new(),
+        };
+        extras.sites.push((taken, emitted.note));
     }
     m.replacements.shrink_to_fit();
     Ok(())
@@ -97,6 +165,7 @@ mod tests {
         Emitted {
             bytes: bytes.to_vec(),
             fix: "test",
+            note: None,
         }
     }
 

@@ -7,14 +7,20 @@ use std::sync::Arc;
 use super::moving::{map_target, Moving};
 use super::{refuse, w32, BranchIsland, PlacedSite};
 use crate::gfx1250::fields;
+use crate::rewrite::emit::Taken;
 use crate::rewrite::{Relocated, RewriteError, SiteInfo};
 
 /// Where each emitted site went: `grown` is (function, instruction, index
 /// in the sites), in the order of the sites.
-pub(super) fn sites(moving: &[Moving], grown: Vec<(u32, u32, usize)>) -> Vec<PlacedSite> {
+pub(super) fn sites(
+    moving: &[Moving],
+    grown: Vec<(u32, u32, usize)>,
+    extras: Vec<(Vec<Taken>, Option<&'static str>)>,
+) -> Vec<PlacedSite> {
     grown
         .into_iter()
-        .map(|(fi, idx, site)| {
+        .zip(extras)
+        .map(|((fi, idx, site), (scratch, note))| {
             let (m, idx) = (&moving[fi as usize], idx as usize);
             let (code, fix) = m.replacements.get(idx).expect("an emitted site");
             PlacedSite {
@@ -22,6 +28,8 @@ pub(super) fn sites(moving: &[Moving], grown: Vec<(u32, u32, usize)>) -> Vec<Pla
                 new_vaddr: m.new_vaddr + m.new_off(idx),
                 new_len: code.len() as u32,
                 fix,
+                scratch,
+                note,
             }
         })
         .collect()
