@@ -103,8 +103,9 @@ def flat_scratch_base_64(m, text):
 
 
 def fewer_than_8_v_nops(insns, addrs, i):
-    """Fewer than 8 v_nops after addrs[i] before another VALU, a control
-    transfer or the function's end."""
+    """Fewer than 8 v_nops after addrs[i] before another VALU, an addtid DS
+    access (its A0 form is VALU code), a control transfer or the function's
+    end."""
     nops = 0
     for b in addrs[i + 1:]:
         n = insns[b][0]
@@ -112,7 +113,8 @@ def fewer_than_8_v_nops(insns, addrs, i):
             nops += 1
             if nops >= 8:
                 return False
-        elif n.startswith("v_") or n in CONTROL or n.startswith("s_cbranch_"):
+        elif (n.startswith("v_") or n in CONTROL or n.startswith("s_cbranch_")
+              or n in ("ds_load_addtid_b32", "ds_store_addtid_b32")):
             return True
     return True
 

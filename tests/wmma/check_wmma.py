@@ -401,7 +401,8 @@ def main():
                 nops += 1
                 if nops == 8:
                     break
-            elif m.startswith("v_") or CONTROL.match(m):
+            elif (m.startswith("v_") or CONTROL.match(m)
+                  or m in ("ds_load_addtid_b32", "ds_store_addtid_b32")):
                 break
         if r["added"] != max(0, 8 - nops) or r["present"] != nops:
             fail(f"{r['site']} {r['function']}@{r['vaddr']:#x}: {nops} v_nops follow, "

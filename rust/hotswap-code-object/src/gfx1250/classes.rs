@@ -527,7 +527,8 @@ pub const CLASSES: &[ClassInfo] = &[
         class: A0Class::WmmaIntSpacing,
         name: "wmma_int_spacing",
         description: "An integer WMMA followed, in its function, by fewer than 8 `v_nop`s \
-            before the first other VALU instruction, control transfer (`s_branch`, \
+            before the first other VALU instruction, `ds_*_addtid_b32` (its A0 fix is VALU \
+            code), control transfer (`s_branch`, \
             `s_cbranch_*`, `s_set_pc_i64`, `s_swap_pc_i64`, `s_rfe_i64`, `s_call_i64`, \
             `s_endpgm*`, `s_code_end`) or the function's end. A0 needs 8 independent VALU \
             slots (B0 4); inserting the missing `v_nop`s grows the code. Every other VALU is \

@@ -720,8 +720,9 @@ fn flat_scratch_base_64(insn: &Instruction<'_>) -> Option<Fix> {
     }
 }
 
-/// Whether 8 `v_nop`s follow an integer WMMA before any other VALU, control
-/// transfer or the function's end. `vaddr`/`at`: address and function offset of
+/// Whether 8 `v_nop`s follow an integer WMMA before any other VALU, an
+/// instruction whose A0 fix is VALU code (addtid), a control transfer or the
+/// function's end. `vaddr`/`at`: address and function offset of
 /// the next instruction.
 fn enough_nops(code: &[u8], vaddr: u64, at: u64, size: u64) -> bool {
     const NEEDED: u32 = 8;
@@ -762,7 +763,9 @@ fn enough_nops(code: &[u8], vaddr: u64, at: u64, size: u64) -> bool {
             Family::Sopk => d.op == 0x14,
             _ => false,
         };
-        if valu || control {
+        // `ds_{load,store}_addtid_b32`: their A0 fix is VALU code in this slot.
+        let becomes_valu = d.family == Family::Ds && matches!(d.op, 0xB0 | 0xB1);
+        if valu || control || becomes_valu {
             return false;
         }
     }

@@ -992,3 +992,30 @@ fn mutated_bundles_never_panic() {
 
 #[path = "placement_tests.rs"]
 mod placement_tests;
+
+#[test]
+fn integer_wmma_spacing_counts_no_nop_past_an_addtid_site() {
+    // `v_wmma_i32_16x16x64_iu8`, an addtid load, then eight `v_nop`s and a
+    // VALU: the addtid's A0 fix is VALU code right after the WMMA, so the
+    // nops behind it do not count and the WMMA gets all eight of its own.
+    let iu8 = [0x00, 0x00, 0x72, 0xcc, 0x08, 0x21, 0x62, 0x1c];
+    let addtid = [0x80, 0x00, 0xc4, 0xda, 0, 0, 0, 0x05];
+    let mut body = iu8.to_vec();
+    body.extend(addtid);
+    body.extend(emit::V_NOP.repeat(8));
+    body.extend(V_ADD_U32);
+    let input = Obj::functions(&[("k", around(&body))]).build();
+    let r = rewrite_b0_to_a0(&input, &default()).unwrap();
+    let fixes: Vec<_> = r.report.grown.iter().map(|g| g.fix).collect();
+    assert_eq!(fixes, ["wmma-int-nops", "ds-addtid-alu-address"]);
+    assert_eq!(r.report.grown[0].new_len, 8 + 8 * 4);
+    // Without the addtid site between them, the eight nops are enough: the
+    // WMMA is no site.
+    let mut body = iu8.to_vec();
+    body.extend(emit::V_NOP.repeat(8));
+    body.extend(V_ADD_U32);
+    let input = Obj::functions(&[("k", around(&body)), ("d", around(&addtid))]).build();
+    let r = rewrite_b0_to_a0(&input, &default()).unwrap();
+    let fixes: Vec<_> = r.report.grown.iter().map(|g| g.fix).collect();
+    assert_eq!(fixes, ["ds-addtid-alu-address"]);
+}

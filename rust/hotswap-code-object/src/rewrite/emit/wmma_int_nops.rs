@@ -8,8 +8,9 @@
 //! the WMMA, each `v_nop` (`v_nop`, `v_nop_e64`) is a safe slot, and the first
 //! other VALU instruction (taken as dependent), control transfer (`s_branch`,
 //! `s_cbranch_*`, `s_code_end`, `s_endpgm*`, `s_set_pc_i64`, `s_swap_pc_i64`,
-//! `s_rfe_i64`, `s_call_i64`), instruction the walker cannot size, or the end
-//! of the function's bytes ends the scan. Other instructions (SALU, memory,
+//! `s_rfe_i64`, `s_call_i64`), `ds_{load,store}_addtid_b32` (whose A0 fix is
+//! VALU code), instruction the walker cannot size, or the end of the
+//! function's bytes ends the scan. Other instructions (SALU, memory,
 //! waits) neither count nor end it. So the padding is never less than A0
 //! needs; it may be more than an operand-aware count would give. A `v_nop` has
 //! no effect, so the padding never changes what the code computes.
@@ -63,7 +64,8 @@ pub fn pad(wmma: &[u8], following: &[u8]) -> Result<Padding, Reason> {
 }
 
 /// The `v_nop`s at the start of `code`, counted until [`A0_SLOTS`], the first
-/// other VALU, control transfer, unsizable instruction or the end.
+/// other VALU, addtid DS instruction, control transfer, unsizable instruction
+/// or the end.
 fn nops_before_hazard(code: &[u8]) -> u32 {
     let mut nops = 0;
     for insn in instructions(code, 0) {
@@ -93,7 +95,10 @@ fn nops_before_hazard(code: &[u8]) -> u32 {
             Family::Sopk => d.op == 0x14,
             _ => false,
         };
-        if valu || control {
+        // `ds_{load,store}_addtid_b32` (DS 0xB1, 0xB0): their A0 fix
+        // (`ds_addtid`) is VALU code, placed after this padding.
+        let becomes_valu = d.family == Family::Ds && matches!(d.op, 0xB0 | 0xB1);
+        if valu || control || becomes_valu {
             break;
         }
     }
