@@ -114,7 +114,7 @@ pub(crate) fn tool_library(config: &Config) -> Option<PathBuf> {
             }
         }
     }
-    crate::doctor::installed_with_cli().map(PathBuf::from)
+    crate::doctor::loader::installed_with_cli().map(PathBuf::from)
 }
 
 /// Every regular file under `paths` (directories recursively, in name order;

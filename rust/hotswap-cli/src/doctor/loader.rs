@@ -322,6 +322,23 @@ pub fn version_suffix(real_path: &str) -> Option<String> {
     (!version.is_empty()).then(|| version.to_owned())
 }
 
+/// `libhsa-hotswap.so` in a `lib` directory next to this command's `bin`.
+pub(crate) fn installed_with_cli() -> Option<String> {
+    let exe = std::env::current_exe().ok()?;
+    let prefix = exe.parent()?.parent()?;
+    let mut dirs = vec![prefix.join("lib"), prefix.join("lib64")];
+    if let Ok(entries) = std::fs::read_dir(prefix.join("lib")) {
+        dirs.extend(entries.flatten().map(|e| e.path()).filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains("-linux-"))
+        }));
+    }
+    dirs.into_iter()
+        .map(|d| d.join(hsa_hotswap::cli_api::HOTSWAP_TOOL_LIBRARY_NAME))
+        .find(|p| is_loadable(p))
+        .map(|p| p.display().to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

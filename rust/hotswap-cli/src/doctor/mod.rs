@@ -394,7 +394,7 @@ pub fn diagnose_with(env: &dyn Fn(&str) -> Option<String>, inputs: &Inputs) -> R
     );
 
     // --- the tool ---------------------------------------------------------------------------
-    let installed_with_cli = installed_with_cli();
+    let installed_with_cli = loader::installed_with_cli();
     let named_entry = tools_lib
         .entries
         .iter()
@@ -656,23 +656,6 @@ fn rocjitsu_next_to(rocr: &str) -> Option<Result<String, String>> {
     }
     let path = path.display().to_string();
     Some(cli_api::probe_rocjitsu(&path).map(|d| format!("{d} (next to ROCr)")))
-}
-
-/// `libhsa-hotswap.so` in a `lib` directory next to this command's `bin`.
-pub(crate) fn installed_with_cli() -> Option<String> {
-    let exe = std::env::current_exe().ok()?;
-    let prefix = exe.parent()?.parent()?;
-    let mut dirs = vec![prefix.join("lib"), prefix.join("lib64")];
-    if let Ok(entries) = std::fs::read_dir(prefix.join("lib")) {
-        dirs.extend(entries.flatten().map(|e| e.path()).filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().contains("-linux-"))
-        }));
-    }
-    dirs.into_iter()
-        .map(|d| d.join(HOTSWAP_TOOL_LIBRARY_NAME))
-        .find(|p| loader::is_loadable(p))
-        .map(|p| p.display().to_string())
 }
 
 /// The COMGR the tool links: its `DT_NEEDED`, else this build's, else the default names.
