@@ -628,7 +628,7 @@ fn holds(condition: Condition, insn: &Instruction<'_>, context: Option<Context<'
         Condition::MatrixF4 => (w(insn.bytes, 2) >> 16) & 0xFF == 0x88,
         Condition::FewerThan8Nops => context.is_some_and(|c| {
             let len = u64::from(insn.decoded.len);
-            !enough_nops(c.code, insn.vaddr + len, c.at + len, c.size)
+            !enough_nops(c.code, c.at + len, c.size)
         }),
         Condition::FlatScratchBase64 => flat_scratch_base_64(insn).is_some(),
     }
@@ -722,27 +722,33 @@ fn flat_scratch_base_64(insn: &Instruction<'_>) -> Option<Fix> {
 
 /// Whether 8 `v_nop`s follow an integer WMMA before any other VALU, an
 /// instruction whose A0 fix is VALU code (addtid), a control transfer or the
-/// function's end. `vaddr`/`at`: address and function offset of
-/// the next instruction.
-fn enough_nops(code: &[u8], vaddr: u64, at: u64, size: u64) -> bool {
-    const NEEDED: u32 = 8;
-    let Some(rest) = usize::try_from(at).ok().and_then(|a| code.get(a..)) else {
+/// function's end. `at`: function offset of the next instruction.
+fn enough_nops(code: &[u8], at: u64, size: u64) -> bool {
+    let (Ok(at), Ok(size)) = (usize::try_from(at), usize::try_from(size)) else {
         return false;
     };
+    code.get(at..size.min(code.len()))
+        .is_some_and(|rest| int_wmma_nops(rest) >= INT_WMMA_A0_NOPS)
+}
+
+/// The `v_nop`s an integer WMMA needs after it on A0 (B0 needs 4).
+pub const INT_WMMA_A0_NOPS: u32 = 8;
+
+/// The `v_nop`s at the start of `code` (the bytes after an integer WMMA, to
+/// its function's end), counted up to [`INT_WMMA_A0_NOPS`] and until the
+/// first other VALU instruction, `ds_{load,store}_addtid_b32` (its A0 fix is
+/// VALU code in that slot), control transfer or instruction the walker cannot
+/// size. Other instructions (SALU, memory, waits) neither count nor end it.
+/// The classifier and the padding emitter both count with this.
+pub fn int_wmma_nops(code: &[u8]) -> u32 {
     let mut nops = 0;
-    let mut offset = at;
-    for insn in instructions(rest, vaddr) {
-        if offset >= size {
-            return false;
-        }
-        let Ok(insn) = insn else { return false };
-        offset += insn.bytes.len() as u64;
+    for insn in instructions(code, 0) {
+        let Ok(insn) = insn else { break };
         let d = insn.decoded;
-        let is_nop = matches!((d.family, d.op), (Family::Vop1, 0) | (Family::Vop3, 0x180));
-        if is_nop {
+        if matches!((d.family, d.op), (Family::Vop1, 0) | (Family::Vop3, 0x180)) {
             nops += 1;
-            if nops >= NEEDED {
-                return true;
+            if nops >= INT_WMMA_A0_NOPS {
+                break;
             }
             continue;
         }
@@ -763,13 +769,12 @@ fn enough_nops(code: &[u8], vaddr: u64, at: u64, size: u64) -> bool {
             Family::Sopk => d.op == 0x14,
             _ => false,
         };
-        // `ds_{load,store}_addtid_b32`: their A0 fix is VALU code in this slot.
         let becomes_valu = d.family == Family::Ds && matches!(d.op, 0xB0 | 0xB1);
         if valu || control || becomes_valu {
-            return false;
+            break;
         }
     }
-    false
+    nops
 }
 
 /// The bit position of the opcode field of a family whose same-size fix may

@@ -18,14 +18,13 @@
 //! clang-22 already emits 8 `v_nop`s after these WMMAs (measured), so its
 //! output needs no padding: [`pad`] then returns the WMMA unchanged.
 
-use crate::gfx1250::instructions;
-use crate::gfx1250::walker::Family;
+use crate::gfx1250::{int_wmma_nops, INT_WMMA_A0_NOPS};
 
 use super::wmma_fields::Vop3p;
 use super::{Reason, V_NOP};
 
 /// The independent VALU slots A0 needs after an integer WMMA.
-pub const A0_SLOTS: u32 = 8;
+pub const A0_SLOTS: u32 = INT_WMMA_A0_NOPS;
 
 /// One padding.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,7 +48,7 @@ pub fn pad(wmma: &[u8], following: &[u8]) -> Result<Padding, Reason> {
     if !is_int_wmma(wmma) {
         return Err(Reason::NotHandled("an integer (iu8) WMMA or SWMMAC"));
     }
-    let present = nops_before_hazard(following);
+    let present = int_wmma_nops(following);
     let added = A0_SLOTS.saturating_sub(present);
     let mut bytes = Vec::with_capacity(wmma.len() + 4 * added as usize);
     bytes.extend_from_slice(wmma);
@@ -61,48 +60,6 @@ pub fn pad(wmma: &[u8], following: &[u8]) -> Result<Padding, Reason> {
         present,
         added,
     })
-}
-
-/// The `v_nop`s at the start of `code`, counted until [`A0_SLOTS`], the first
-/// other VALU, addtid DS instruction, control transfer, unsizable instruction
-/// or the end.
-fn nops_before_hazard(code: &[u8]) -> u32 {
-    let mut nops = 0;
-    for insn in instructions(code, 0) {
-        let Ok(insn) = insn else { break };
-        let d = insn.decoded;
-        if matches!((d.family, d.op), (Family::Vop1, 0) | (Family::Vop3, 0x180)) {
-            nops += 1;
-            if nops >= A0_SLOTS {
-                break;
-            }
-            continue;
-        }
-        let valu = matches!(
-            d.family,
-            Family::Vop1
-                | Family::Vop2
-                | Family::Vopc
-                | Family::Vop3
-                | Family::Vop3p
-                | Family::Vop3px2
-                | Family::Vopd
-                | Family::Vopd3
-        );
-        let control = match d.family {
-            Family::Sopp => matches!(d.op, 0x1F..=0x26 | 0x30 | 0x31),
-            Family::Sop1 => matches!(d.op, 0x48..=0x4A),
-            Family::Sopk => d.op == 0x14,
-            _ => false,
-        };
-        // `ds_{load,store}_addtid_b32` (DS 0xB1, 0xB0): their A0 fix
-        // (`ds_addtid`) is VALU code, placed after this padding.
-        let becomes_valu = d.family == Family::Ds && matches!(d.op, 0xB0 | 0xB1);
-        if valu || control || becomes_valu {
-            break;
-        }
-    }
-    nops
 }
 
 /// The fix's name in the report.
