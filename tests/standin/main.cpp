@@ -922,18 +922,18 @@ size_t count(const std::string &text, const std::string &what) {
 //    agent gets the caller's bytes;
 //  - grown.co (a DS two-address load) is loaded rewritten by moving code,
 //    exactly the driver's grown output (grown.a0.co);
-//  - refused.ds_load_addtid.co (a cluster load, and a ds_load_addtid_b32 that needs
-//    code growth the native rewriter does not make) is refused: the caller's bytes, one warning naming kernel,
+//  - refused.fp8_clamp.co (a cluster load, and a v_cvt_sr_fp8_f32 with clamp that
+//    needs code growth the native rewriter does not make) is refused: the caller's bytes, one warning naming kernel,
 //    offset and class, however often it is loaded;
 //  - argv "partial" (HSA_HOTSWAP_NATIVE_ALLOW_PARTIAL=1): it is loaded partly
-//    fixed (refused.ds_load_addtid.partial.co: the cluster load fixed), one warning.
+//    fixed (refused.fp8_clamp.partial.co: the cluster load fixed), one warning.
 void scenario_native(bool partial) {
   init();
   CHECK(failed_tools().empty(), "the tool did not load");
   std::string objects = std::getenv("STANDIN_NATIVE_OBJECTS") ? std::getenv("STANDIN_NATIVE_OBJECTS") : ".";
   std::string work = std::getenv("STANDIN_NATIVE_WORK") ? std::getenv("STANDIN_NATIVE_WORK") : ".";
   const auto &fixable = *new std::vector<uint8_t>(read_file(objects + "/fixable.co"));
-  const auto &growth = *new std::vector<uint8_t>(read_file(objects + "/refused.ds_load_addtid.co"));
+  const auto &growth = *new std::vector<uint8_t>(read_file(objects + "/refused.fp8_clamp.co"));
   auto expected = read_file(work + "/fixable.a0.co");
   auto sites = read_sites(work + "/fixable.sites");
   CHECK(!fixable.empty() && !growth.empty() && !expected.empty() && !sites.empty(), "inputs missing");
@@ -969,11 +969,11 @@ void scenario_native(bool partial) {
       LoadRecord r = last_load();
       CHECK(o.status == HSA_STATUS_SUCCESS, "growth object: status %#x", o.status);
       if (partial) {
-        auto expected_partial = read_file(work + "/refused.ds_load_addtid.partial.co");
+        auto expected_partial = read_file(work + "/refused.fp8_clamp.partial.co");
         CHECK(!o.caller_bytes && r.size == expected_partial.size() &&
                   std::memcmp(r.ptr, expected_partial.data(), r.size) == 0,
               "growth object: not loaded partly fixed");
-        CHECK(differs_exactly_at(r.ptr, r.size, growth, read_sites(work + "/refused.ds_load_addtid.partial.sites")),
+        CHECK(differs_exactly_at(r.ptr, r.size, growth, read_sites(work + "/refused.fp8_clamp.partial.sites")),
               "growth object: partly fixed elsewhere than at its same-size site");
       } else {
         CHECK(o.caller_bytes, "growth object: the caller's bytes must be loaded");
@@ -982,11 +982,11 @@ void scenario_native(bool partial) {
   });
   std::printf("%s", log.c_str());
   if (partial) {
-    CHECK(count(log, "partly fixed: 1 site(s) still need code growth; the first: ds_addtid (ds_load_addtid_b32) "
-                     "in k at offset 0xc") == 1,
+    CHECK(count(log, "partly fixed: 1 site(s) still need code growth; the first: fp8_clamp (v_cvt_sr_fp8_f32) in k "
+                     "at offset 0xc") == 1,
           "one warning for the partly fixed object");
   } else {
-    CHECK(count(log, "refused: 1 site(s) need code growth; the first: ds_addtid (ds_load_addtid_b32) in k at "
+    CHECK(count(log, "refused: 1 site(s) need code growth; the first: fp8_clamp (v_cvt_sr_fp8_f32) in k at "
                      "offset 0xc") == 1,
           "one warning for the refused object");
   }

@@ -611,7 +611,14 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
             let info = || SiteInfo::new(&name, function, site);
             match site.fix {
                 _ if moved_away(site.vaddr) => report.unreachable.push(info()),
-                Fix::Growth if emit::emitter(site.class).is_some() => growth_sites.push(info()),
+                // An object grown before is not grown again (a second marker
+                // would not be found): a site left in it, one an emitter
+                // refused under `allow_partial`, remains.
+                Fix::Growth
+                    if emit::emitter(site.class).is_some() && previously_moved.is_empty() =>
+                {
+                    growth_sites.push(info())
+                }
                 Fix::Growth => report.remaining.push(info()),
                 Fix::SameSize if !site.needs_change => {}
                 Fix::SameSize
