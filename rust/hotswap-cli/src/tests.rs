@@ -427,9 +427,10 @@ const OUTCOME_KEYS: [&str; 7] = [
     "sites",
     "status",
 ];
-const OBJECT_KEYS: [&str; 11] = [
+const OBJECT_KEYS: [&str; 12] = [
     "bundle_id",
     "fixed",
+    "gateways",
     "isa",
     "islands",
     "kept",

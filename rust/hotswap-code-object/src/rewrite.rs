@@ -78,7 +78,8 @@ use crate::object::CodeObject;
 
 pub use emit::ds2;
 pub use placement::{
-    moved_functions, moved_functions_of, BranchIsland, GrownSite, MovedFunction, MovedRange,
+    moved_functions, moved_functions_of, read_gateway, BranchIsland, Gateway, GatewayKind,
+    GrownSite, MovedFunction, MovedRange,
 };
 pub use retag::REVISION_KEY;
 
@@ -219,6 +220,9 @@ pub struct Report {
     /// is executed now (in the function's image), by original address; every
     /// other fixed site is executed where it is.
     pub relocated: Vec<Relocated>,
+    /// The old entries of moved functions made jumps to their images
+    /// ([`placement`]), in address order.
+    pub gateways: Vec<Gateway>,
 }
 
 /// A fixed site in a moved function: where it was, where its copy is.
@@ -676,6 +680,22 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         // Growth: the copies get the same-size fixes too.
         let placed = placement::place(object, &patches, &analysis, &growth_sites, &report.fixed)?;
         drop(analysis);
+        // A gateway replaces whole instructions of an old copy: any
+        // same-size fix of those bytes is dropped (the image has it).
+        let map = object.address_map();
+        let gateway_ranges: Vec<(u64, u64)> = placed
+            .gateways
+            .iter()
+            .filter_map(|g| {
+                map.file_offset(g.old_entry)
+                    .map(|o| (o, o + u64::from(g.len)))
+            })
+            .collect();
+        patches.retain(|p| {
+            !gateway_ranges
+                .iter()
+                .any(|&(s, e)| p.file_offset < e && p.file_offset + p.bytes.len() as u64 > s)
+        });
         patches.extend(placed.patches);
         patches.sort_by_key(|p| p.file_offset);
         tail = placed.tail;
@@ -699,6 +719,7 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         report.clauses_removed = placed.clauses_removed;
         report.islands = placed.islands;
         report.relocated = placed.relocated;
+        report.gateways = placed.gateways;
     }
     Ok(Plan {
         len: code_object.len(),

@@ -37,6 +37,11 @@
 //! a moved function gets its `kernel_code_entry_byte_offset` redirected. A
 //! relocation whose target lies in a moved function refuses.
 //!
+//! The old entry of every moved function becomes a gateway to its image
+//! ([`gateway`]: an `s_branch`, or a far jump through a register pair dead
+//! there), so that a path the rewriter cannot see (a function-pointer table,
+//! a stub kernel falling through its end) still enters fixed code.
+//!
 //! `s_clause` in moved code whose window holds a split site becomes `s_nop 0`.
 //!
 //! The marker [`MARKER_SECTION`] (non-allocated `SHT_NOTE`, owner `HOTSWAP`,
@@ -52,6 +57,7 @@ mod analyse;
 mod elf_write;
 mod emit;
 mod encode;
+mod gateway;
 mod insns;
 mod layout;
 mod moving;
@@ -61,6 +67,8 @@ mod report;
 mod select;
 
 use std::sync::Arc;
+
+pub use gateway::{read_gateway, Gateway, GatewayKind};
 
 use super::{Patch, RewriteError, SiteInfo};
 use crate::elf;
@@ -163,6 +171,10 @@ pub(super) struct Placement {
     pub islands: Vec<BranchIsland>,
     /// The fixed sites in moved functions, where their copies are.
     pub relocated: Vec<super::Relocated>,
+    /// The old entries made jumps to the images, in address order (their
+    /// patches are in `patches`, and replace any other patch of their
+    /// bytes).
+    pub gateways: Vec<Gateway>,
 }
 
 /// Where the replacement of one emitted site went: a [`GrownSite`] without the
@@ -234,6 +246,8 @@ pub(super) fn place(
     patch::unmoved_code(object, analysis, &moving, &mut patches)?;
     patch::descriptors(object, analysis, &moving, &mut patches)?;
     patch::check_relocations(object, &moving)?;
+    //    Gateways: each old entry jumps to its image.
+    let gateways = gateway::gateways(object, &moving, &mut patches)?;
     // 6. ELF writer: the tables after the code, the header pointing at them.
     let written = elf_write::tables(object, &moving, &region, code)?;
     patches.extend(written.header);
@@ -246,6 +260,7 @@ pub(super) fn place(
         clauses_removed: report::clauses_removed(bytes, &moving),
         islands: report::islands(&moving),
         relocated,
+        gateways,
         moved: written.moved,
         tail: written.tail,
     };
