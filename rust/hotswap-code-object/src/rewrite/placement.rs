@@ -38,7 +38,7 @@
 //! relocation whose target lies in a moved function refuses.
 //!
 //! The old entry of every moved function becomes a gateway to its image
-//! ([`gateway`]: an `s_branch`, or a far jump through a register pair dead
+//! ([`Gateway`]: an `s_branch`, or a far jump through a register pair dead
 //! there), so that a path the rewriter cannot see (a function-pointer table,
 //! a stub kernel falling through its end) still enters fixed code.
 //!
