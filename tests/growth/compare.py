@@ -65,7 +65,7 @@ class Result:
                           clauses_kept=0, branches_retargeted=0, pc_pairs_retargeted=0,
                           literal_edits_in_place=0, kd_entries_redirected=0, banked_sites=0,
                           branch_islands=0, branches_via_islands=0,
-                          gateways_branch=0, gateways_far=0)
+                          gateways_branch=0, gateways_far=0, relocations_reaimed=0)
 
     def fail(self, msg):
         self.failures.append(msg)
@@ -367,6 +367,30 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
         off = ie.vaddr_to_offset(lo, cover - lo)
         if off is not None:
             allowed.update(range(off, off + cover - lo))
+
+    # Dynamic relocations (RELA): one whose target S + A lies in a moved
+    # function must now compute the image of that target (its addend the
+    # only edit); every other one is unchanged (checked with the bytes).
+    dynsym = ie.symbols(elf64.SHT_DYNSYM)
+    for sec in ie.sections:
+        if sec["type"] != 4:
+            continue
+        for k in range(sec["size"] // 24):
+            at = sec["offset"] + 24 * k
+            r_off, info, a_in = struct.unpack_from("<QQQ", in_data, at)
+            a_out = struct.unpack_from("<Q", out_data, at + 16)[0]
+            sym = info >> 32
+            sval = dynsym[sym]["value"] if sym < len(dynsym) else 0
+            old_t = (sval + a_in) & (2**64 - 1)
+            if not in_moved(old_t):
+                continue
+            want = image(old_t)
+            if info & 0xFFFFFFFF not in (3, 13) or want is None or (sval + a_out) & (2**64 - 1) != want:
+                res.fail(f"relocation at {r_off:#x} (type {info & 0xFFFFFFFF}) into moved code at {old_t:#x}: "
+                         f"computes {(sval + a_out) & (2**64 - 1):#x}, expected the image {want}")
+                continue
+            res.stats["relocations_reaimed"] += 1
+            allowed.update(range(at + 16, at + 24))
 
     # Bytes of the input range: identical outside the allowed edits.
     allowed.update(range(32, 48))      # e_phoff, e_shoff

@@ -20,7 +20,7 @@
 //!     "refusal": {"kind": "needs_growth", "message": "..."} | null,
 //!     "fixed": [SITE], "kept": [SITE], "remaining": [SITE], "retag": "..." | null,
 //!     "moved_functions": [MOVED], "islands": [ISLAND], "gateways": [GATEWAY],
-//!     "sites": [CHANGE]}],
+//!     "relocations": [RELOCATION], "sites": [CHANGE]}],
 //!  "moved_functions": [MOVED + "code_object"], "sites": [CHANGE + "code_object"]}
 //! SITE: {"function": "k", "offset": 6400, "class": "cluster_load", "mnemonic": "cluster_load_b32"}
 //! MOVED: {"name", "original_vaddr", "original_size", "new_vaddr", "new_size", "symbol"}
@@ -30,6 +30,9 @@
 //! GATEWAY: {"function", "old_entry", "new_entry", "kind": "s_branch" | "far-jump",
 //!          "registers": "" | "s[0:1]" | "vcc", "len"}: the old entry of a moved function,
 //!          overwritten (`len` bytes, whole instructions) by a jump to its image
+//! RELOCATION: {"offset", "kind": "R_AMDGPU_ABS64" | "R_AMDGPU_RELATIVE64", "function",
+//!          "old_target", "new_target"}: a dynamic relocation (a function-pointer table entry,
+//!          a GOT slot) into a moved function, its addend re-aimed at the image
 //! CHANGE: {"class", "mnemonic", "function", "original_vaddr", "new_vaddr", "new_len",
 //!          "fix": "same-size" | "ds2-split" | "ds2-split-swapped"}
 //! ```
@@ -126,6 +129,8 @@ pub struct ObjectOutcome {
     pub islands: Vec<IslandOut>,
     /// The old entries of moved functions made jumps to their images.
     pub gateways: Vec<GatewayOut>,
+    /// The dynamic relocations re-aimed at moved code.
+    pub relocations: Vec<RelocationOut>,
     /// Every site changed: where it was, where its replacement is.
     pub sites: Vec<ChangeOut>,
 }
@@ -144,6 +149,7 @@ impl ObjectOutcome {
             moved_functions: Vec::new(),
             islands: Vec::new(),
             gateways: Vec::new(),
+            relocations: Vec::new(),
             sites: Vec::new(),
         }
     }
@@ -180,6 +186,21 @@ pub struct IslandOut {
     pub target: u64,
     /// The original address of the instruction it precedes.
     pub before_original_vaddr: u64,
+}
+
+/// A re-aimed relocation in the JSON document.
+#[derive(Clone, Debug, Serialize)]
+pub struct RelocationOut {
+    /// The location it patches.
+    pub offset: u64,
+    /// Its type.
+    pub kind: &'static str,
+    /// The moved function it refers to.
+    pub function: String,
+    /// Where it pointed (the old copy).
+    pub old_target: u64,
+    /// Where it points now (the image).
+    pub new_target: u64,
 }
 
 /// A gateway in the JSON document.
@@ -345,6 +366,18 @@ fn one(
                     kind: g.kind.as_str(),
                     registers: g.kind.registers(),
                     len: g.len,
+                })
+                .collect();
+            o.relocations = r
+                .report
+                .relocations
+                .iter()
+                .map(|x| RelocationOut {
+                    offset: x.offset,
+                    kind: x.kind,
+                    function: x.function.to_string(),
+                    old_target: x.old_target,
+                    new_target: x.new_target,
                 })
                 .collect();
             o.sites = changes(&r.report);
@@ -605,6 +638,13 @@ fn print_human(o: &Outcome) -> std::io::Result<()> {
                 w,
                 "  gateway    {} old entry {:#x} -> {:#x} ({}{through}, {} bytes)",
                 g.function, g.old_entry, g.new_entry, g.kind, g.len
+            )?;
+        }
+        for x in &c.relocations {
+            writeln!(
+                w,
+                "  relocation {} at {:#x} -> {:#x} (was {:#x}, in {})",
+                x.kind, x.offset, x.new_target, x.old_target, x.function
             )?;
         }
         if !c.kept.is_empty() {

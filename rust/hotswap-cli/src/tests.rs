@@ -427,7 +427,7 @@ const OUTCOME_KEYS: [&str; 7] = [
     "sites",
     "status",
 ];
-const OBJECT_KEYS: [&str; 12] = [
+const OBJECT_KEYS: [&str; 13] = [
     "bundle_id",
     "fixed",
     "gateways",
@@ -436,6 +436,7 @@ const OBJECT_KEYS: [&str; 12] = [
     "kept",
     "moved_functions",
     "refusal",
+    "relocations",
     "remaining",
     "result",
     "retag",

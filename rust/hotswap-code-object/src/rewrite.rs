@@ -79,7 +79,7 @@ use crate::object::CodeObject;
 pub use emit::ds2;
 pub use placement::{
     moved_functions, moved_functions_of, read_gateway, BranchIsland, Gateway, GatewayKind,
-    GrownSite, MovedFunction, MovedRange,
+    GrownSite, MovedFunction, MovedRange, ReaimedRelocation,
 };
 pub use retag::REVISION_KEY;
 
@@ -223,6 +223,9 @@ pub struct Report {
     /// The old entries of moved functions made jumps to their images
     /// ([`placement`]), in address order.
     pub gateways: Vec<Gateway>,
+    /// The dynamic relocations re-aimed at moved functions' images
+    /// ([`placement`]), in table order.
+    pub relocations: Vec<ReaimedRelocation>,
 }
 
 /// A fixed site in a moved function: where it was, where its copy is.
@@ -720,6 +723,7 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         report.islands = placed.islands;
         report.relocated = placed.relocated;
         report.gateways = placed.gateways;
+        report.relocations = placed.relocations;
     }
     Ok(Plan {
         len: code_object.len(),

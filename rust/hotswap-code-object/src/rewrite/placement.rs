@@ -35,7 +35,10 @@
 //! immediate edit), any other `s_get_pc_i64` refuses the object (a PC value
 //! the rewriter cannot follow), and each kernel descriptor whose entry lies in
 //! a moved function gets its `kernel_code_entry_byte_offset` redirected. A
-//! relocation whose target lies in a moved function refuses.
+//! dynamic `R_AMDGPU_RELATIVE64` or `R_AMDGPU_ABS64` relocation whose target
+//! lies in a moved function (a function-pointer table entry, a GOT slot) gets
+//! its addend re-aimed at the image; any other relocation referring to moved
+//! code refuses.
 //!
 //! The old entry of every moved function becomes a gateway to its image
 //! ([`Gateway`]: an `s_branch`, or a far jump through a register pair dead
@@ -69,6 +72,7 @@ mod select;
 use std::sync::Arc;
 
 pub use gateway::{read_gateway, Gateway, GatewayKind};
+pub use patch::ReaimedRelocation;
 
 use super::{Patch, RewriteError, SiteInfo};
 use crate::elf;
@@ -175,6 +179,9 @@ pub(super) struct Placement {
     /// patches are in `patches`, and replace any other patch of their
     /// bytes).
     pub gateways: Vec<Gateway>,
+    /// The dynamic relocations re-aimed at images (their addend patches
+    /// are in `patches`).
+    pub relocations: Vec<ReaimedRelocation>,
 }
 
 /// Where the replacement of one emitted site went: a [`GrownSite`] without the
@@ -240,12 +247,12 @@ pub(super) fn place(
     // 4. Encode: the images, in an allocation with room for the tables.
     let room = elf_write::table_room(object, &moving);
     let code = encode::images(object, fixes, &moving, &region, room)?;
-    // 5. Patch: unmoved code and kernel descriptors enter the images; no
-    //    relocation may refer to moved code.
+    // 5. Patch: unmoved code, kernel descriptors and dynamic relocations
+    //    enter the images.
     let mut patches: Vec<Patch> = Vec::new();
     patch::unmoved_code(object, analysis, &moving, &mut patches)?;
     patch::descriptors(object, analysis, &moving, &mut patches)?;
-    patch::check_relocations(object, &moving)?;
+    let relocations = patch::relocations(object, &moving, &mut patches)?;
     //    Gateways: each old entry jumps to its image.
     let gateways = gateway::gateways(object, &moving, &mut patches)?;
     // 6. ELF writer: the tables after the code, the header pointing at them.
@@ -261,6 +268,7 @@ pub(super) fn place(
         islands: report::islands(&moving),
         relocated,
         gateways,
+        relocations,
         moved: written.moved,
         tail: written.tail,
     };
