@@ -9,6 +9,7 @@ use hotswap_code_object::CodeObject;
 
 const TABLE: &[u8] = include_bytes!("growth/table.co");
 const ABS: &[u8] = include_bytes!("growth/abs.co");
+const STUB: &[u8] = include_bytes!("growth/stub.co");
 
 fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
@@ -51,10 +52,17 @@ fn check(input: &[u8]) -> usize {
     for m in moved {
         let code = out
             .address_map()
-            .bytes(&r.bytes, m.original_vaddr, 20)
+            .bytes(&r.bytes, m.original_vaddr, m.original_size.min(20))
             .unwrap();
         let (kind, to) = rewrite::read_gateway(m.original_vaddr, code).unwrap();
-        assert_eq!((kind, to), (GatewayKind::Branch, m.new_vaddr), "{}", m.name);
+        assert_eq!(to, m.new_vaddr, "{}", m.name);
+        let g = r
+            .report
+            .gateways
+            .iter()
+            .find(|g| g.old_entry == m.original_vaddr)
+            .unwrap();
+        assert_eq!((g.kind, g.new_entry), (kind, m.new_vaddr));
     }
     // Each relocation whose input target (S + A) lies in a moved function
     // now computes the image of that target (the symbols keep their
@@ -109,4 +117,40 @@ fn absolute_relocations_of_an_exported_function_are_reaimed() {
         kinds,
         ["R_AMDGPU_RELATIVE64", "R_AMDGPU_ABS64", "R_AMDGPU_ABS64"]
     );
+}
+
+#[test]
+fn stub_kernels_falling_through_enter_the_moved_code_through_gateways() {
+    // stub falls into work (in reach: s_branch), far into work2 (200 KiB of
+    // code between it and the new segment: a far jump through s[0:1], which
+    // work2 writes before reading and no convention preserves).
+    assert_eq!(check(STUB), 0);
+    let r = rewrite::rewrite_b0_to_a0(STUB, &Options::default()).unwrap();
+    let kinds: Vec<(&str, GatewayKind)> = r
+        .report
+        .gateways
+        .iter()
+        .map(|g| (&*g.function, g.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("work2", GatewayKind::FarJump { reg: 0 }),
+            ("work", GatewayKind::Branch)
+        ]
+    );
+    // Each stub's last instruction is followed by the gateway.
+    let out = CodeObject::parse(&r.bytes).unwrap();
+    for g in &r.report.gateways {
+        let before = out
+            .address_map()
+            .bytes(&r.bytes, g.old_entry - 4, 4)
+            .unwrap();
+        assert_eq!(
+            before,
+            [0x80, 0x02, 0x04, 0x7e],
+            "v_mov_b32 v2, 0 falls into {}",
+            g.function
+        );
+    }
 }

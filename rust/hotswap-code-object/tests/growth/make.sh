@@ -3,7 +3,8 @@
 # the Rust tests embed them; rerun after changing a source):
 # - table.co: table.hip (clang-22 -O2 for gfx1250, then llvm-mc-22 and
 #   ld.lld-22 -shared, as tests/analyzer/build_corpus.sh builds HIP);
-# - abs.co: abs.ll (llc-22 for gfx1250, ld.lld-22 -shared).
+# - abs.co: abs.ll (llc-22 for gfx1250, ld.lld-22 -shared);
+# - stub.co: stub.s (llvm-mc-22, ld.lld-22 -shared).
 set -euo pipefail
 cd "$(dirname "$0")"
 tmp=$(mktemp -d)
@@ -16,4 +17,6 @@ for k in table; do
 done
 llc-22 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx1250 -filetype=obj -o "$tmp/abs.o" abs.ll
 ld.lld-22 -shared -o abs.co "$tmp/abs.o"
+llvm-mc-22 -triple=amdgcn-amd-amdhsa -mcpu=gfx1250 -filetype=obj -o "$tmp/stub.o" stub.s
+ld.lld-22 -shared -o stub.co "$tmp/stub.o"
 chmod -x ./*.co
