@@ -10,6 +10,7 @@ use hotswap_code_object::CodeObject;
 const TABLE: &[u8] = include_bytes!("growth/table.co");
 const ABS: &[u8] = include_bytes!("growth/abs.co");
 const STUB: &[u8] = include_bytes!("growth/stub.co");
+const NONLEAF: &[u8] = include_bytes!("growth/nonleaf.co");
 
 fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
@@ -153,4 +154,15 @@ fn stub_kernels_falling_through_enter_the_moved_code_through_gateways() {
             g.function
         );
     }
+}
+
+#[test]
+fn a_non_leaf_callee_with_its_return_address_in_vgpr_lanes_moves() {
+    // Its two nested calls reuse one computed pair (the second s_swap_pc_i64
+    // does not follow the computation) and its return address travels
+    // through v_writelane/v_readlane and a scratch spill of that VGPR.
+    assert_eq!(check(NONLEAF), 0);
+    let r = rewrite::rewrite_b0_to_a0(NONLEAF, &Options::default()).unwrap();
+    assert_eq!(r.report.moved.len(), 1);
+    assert_eq!(&*r.report.moved[0].name, "_ZL7nonleafi");
 }

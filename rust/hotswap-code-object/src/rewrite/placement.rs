@@ -29,7 +29,9 @@
 //! computed address stays the same (data, unmoved code) or becomes the image
 //! (moved code); an `s_set_pc_i64` must end such a computation (a long branch),
 //! or be `s_set_pc_i64 s[30:31]` (a return) in a non-kernel function; an
-//! `s_swap_pc_i64` must follow such a computation; `s_add_pc_i64` and
+//! `s_swap_pc_i64` (a call) may take its target from any register (it is a
+//! function entry: the image when built by a computation or taken from a
+//! relocation, both re-aimed, else a gateway); `s_add_pc_i64` and
 //! `s_rfe_i64` refuse. In all code, a computation or a branch that targets a
 //! moved function is re-targeted to its image (a same-size literal or
 //! immediate edit), any other `s_get_pc_i64` refuses the object (a PC value
