@@ -21,6 +21,9 @@
 //!   keeps) in code a kernel descriptor enters: every function the analysis
 //!   reports with such a site has no kernel descriptor entering it, and is a
 //!   function of the input (an old copy left behind, not moved code).
+//! - gateways: the old entry of every moved function the report lists jumps
+//!   to its image (an `s_branch`, or `s_get_pc_i64`, `s_add_nc_u64` with a
+//!   64-bit literal, `s_set_pc_i64` on one SGPR pair), decoded here;
 //! - the rewrite is deterministic: the same input gives the same bytes.
 #![no_main]
 
@@ -229,6 +232,24 @@ fn kernel_entries(b: &[u8], loads: &[Seg], secs: &[Sec]) -> Vec<(String, u64)> {
     out
 }
 
+/// Where the jump at `vaddr` (`code`: the bytes from there) goes, if it is
+/// a gateway: `s_branch` (SOPP 0xbfa0xxxx), or the 20-byte far jump.
+fn gateway_target(vaddr: u64, code: &[u8]) -> Option<u64> {
+    let w0 = u32_at(code, 0)?;
+    if w0 >> 16 == 0xbfa0 {
+        let words = i64::from(w0 as u16 as i16);
+        return Some(vaddr.wrapping_add(4).wrapping_add((words * 4) as u64));
+    }
+    let reg = (w0 >> 16) & 0x7f;
+    let get_pc = 0xbe80_4700 | (reg << 16); // s_get_pc_i64 s[reg:reg+1]
+    let add = 0xa980_fe00 | (reg << 16) | reg; // s_add_nc_u64 ..., lit64
+    let set_pc = 0xbe80_4800 | reg; // s_set_pc_i64 s[reg:reg+1]
+    if w0 != get_pc || u32_at(code, 4)? != add || u32_at(code, 16)? != set_pc {
+        return None;
+    }
+    Some(vaddr.wrapping_add(4).wrapping_add(u64_at(code, 8)?))
+}
+
 fuzz_target!(init: hotswap_fuzz::init(), |data: &[u8]| {
     let Some((&flags, object)) = data.split_first() else {
         return;
@@ -274,6 +295,18 @@ fuzz_target!(init: hotswap_fuzz::init(), |data: &[u8]| {
             now.is_some_and(|e| sound(e, &secs)),
             "kernel {kernel}: entry {now:x?} not inside code, 256-byte aligned"
         );
+    }
+    for m in &rewritten.report.moved {
+        let code = loads
+            .iter()
+            .find(|p| p.vaddr <= m.original_vaddr && m.original_vaddr < p.vaddr.saturating_add(p.filesz))
+            .and_then(|p| {
+                let at = (p.offset + m.original_vaddr - p.vaddr) as usize;
+                let end = (p.offset + p.filesz) as usize;
+                out.get(at..end.min(at + 20))
+            })
+            .unwrap_or_else(|| panic!("{}: old entry not in the file", m.name));
+        assert_eq!(gateway_target(m.original_vaddr, code), Some(m.new_vaddr), "{}: gateway", m.name);
     }
     let analysis = gfx1250::analyze(out).expect("a complete output is a gfx1250 object");
     let input = gfx1250::analyze(object).expect("the input analysed");

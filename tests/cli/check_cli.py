@@ -254,6 +254,15 @@ def rewrite(hotswap, objects, scratch):
     check("growth.a0" in names and names["growth.a0"]["a0"]["ds_2addr"] == 0
           and names["growth.a0"]["a0"]["cluster_load"] == 0,
           "growth.co: the output's copy inspects clean")
+    # The old entry is a gateway to the copy: in the report and in inspect.
+    gws = obj.get("gateways") or []
+    check(len(gws) == 1 and gws[0]["function"] == "growth"
+          and gws[0]["old_entry"] == moved[0]["original_vaddr"] and gws[0]["new_entry"] == moved[0]["new_vaddr"]
+          and gws[0]["kind"] == "s_branch" and gws[0]["registers"] == "" and gws[0]["len"] == 12,
+          f"growth.co: the old entry is an s_branch gateway to the copy over the 12-byte first instruction (cluster_load_b64): {gws}")
+    check(names.get("growth", {}).get("moved_to") == moved[0]["new_vaddr"]
+          and names["growth"].get("gateway") == "s_branch" and after.get("pending_sites") == 0,
+          "growth.co: inspect of the output: the old copy's entry is a gateway, nothing reachable pending")
     again = s / "growth.again"
     res = run_json([hotswap, "rewrite", "--json", grown, "-o", again], expect=0)
     check(again.read_bytes() == out_bytes and res["moved_functions"] == [],

@@ -65,7 +65,8 @@ class Result:
                           clauses_kept=0, branches_retargeted=0, pc_pairs_retargeted=0,
                           literal_edits_in_place=0, kd_entries_redirected=0, banked_sites=0,
                           branch_islands=0, branches_via_islands=0, grown_replaced=0,
-                          same_size_in_moved=0)
+                          same_size_in_moved=0, gateways_branch=0, gateways_far=0,
+                          relocations_reaimed=0)
 
     def fail(self, msg):
         self.failures.append(msg)
@@ -376,6 +377,74 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
         allowed.update(range(koff + 16, koff + 24))
         if counts_raised:
             allowed.update(range(koff + 48, koff + 52))
+
+    # Gateways: a walk entering the old entry of any moved function reaches
+    # its image, in one s_branch or one PC-relative far jump (s_get_pc_i64,
+    # s_add_nc_u64 with a 64-bit literal, s_set_pc_i64 on one pair); the
+    # gateway overwrites whole input instructions, the rest of the last one
+    # s_nop 0. Those bytes are the only edits of an old copy besides the
+    # literal edits below.
+    for lo, hi in ranges:
+        want, g = amap.get(lo), out_listing.get(lo)
+        name = funcs[lo]["name"]
+        end = None
+        if g is not None and g.mnemonic == "s_branch" and len(g.raw) == 4:
+            if branch_target(g) == want:
+                end = g.end
+                res.stats["gateways_branch"] += 1
+        elif g is not None and g.mnemonic in PC_USE:
+            a, st = out_listing.get(g.end), None
+            if a is not None:
+                st = out_listing.get(a.end)
+            pair = g.text.split(None, 1)[1].strip() if " " in g.text else None
+            ops = [o.strip() for o in a.text.split(None, 1)[1].split(",")] if a is not None and " " in a.text else []
+            if (pair and a.mnemonic == "s_add_nc_u64" and len(a.raw) == 12 and ops[:2] == [pair] * 2
+                    and st is not None and st.mnemonic == "s_set_pc_i64" and st.text.split(None, 1)[1].strip() == pair
+                    and (g.addr + 4 + struct.unpack_from("<Q", a.raw, 4)[0]) & (2**64 - 1) == want):
+                end = st.end
+                res.stats["gateways_far"] += 1
+        if end is None or end > hi:
+            res.fail(f"{name}: its old entry {lo:#x} is not a gateway to its image "
+                     f"{'(unknown)' if want is None else hex(want)}")
+            continue
+        # Up to the end of the input instruction the gateway ends in: s_nop 0.
+        k = bisect.bisect_left(old_sorted, end)
+        cover = end if k < len(old_sorted) and old_sorted[k] == end else in_listing[old_sorted[k - 1]].end
+        p = end
+        while p < cover:
+            x = out_listing.get(p)
+            if x is None or x.raw != NOP0:
+                res.fail(f"{name}: the gateway at {lo:#x} is followed by {x.text if x else 'nothing'} "
+                         f"at {p:#x}, not s_nop 0 up to the next input instruction at {cover:#x}")
+                break
+            p = x.end
+        off = ie.vaddr_to_offset(lo, cover - lo)
+        if off is not None:
+            allowed.update(range(off, off + cover - lo))
+
+    # Dynamic relocations (RELA): one whose target S + A lies in a moved
+    # function must now compute the image of that target (its addend the
+    # only edit); every other one is unchanged (checked with the bytes).
+    dynsym = ie.symbols(elf64.SHT_DYNSYM)
+    for sec in ie.sections:
+        if sec["type"] != 4:
+            continue
+        for k in range(sec["size"] // 24):
+            at = sec["offset"] + 24 * k
+            r_off, info, a_in = struct.unpack_from("<QQQ", in_data, at)
+            a_out = struct.unpack_from("<Q", out_data, at + 16)[0]
+            sym = info >> 32
+            sval = dynsym[sym]["value"] if sym < len(dynsym) else 0
+            old_t = (sval + a_in) & (2**64 - 1)
+            if not in_moved(old_t):
+                continue
+            want = image(old_t)
+            if info & 0xFFFFFFFF not in (3, 13) or want is None or (sval + a_out) & (2**64 - 1) != want:
+                res.fail(f"relocation at {r_off:#x} (type {info & 0xFFFFFFFF}) into moved code at {old_t:#x}: "
+                         f"computes {(sval + a_out) & (2**64 - 1):#x}, expected the image {want}")
+                continue
+            res.stats["relocations_reaimed"] += 1
+            allowed.update(range(at + 16, at + 24))
 
     # Bytes of the input range: identical outside the allowed edits.
     allowed.update(range(32, 48))      # e_phoff, e_shoff

@@ -2,7 +2,7 @@
 (growth.selftest): it moves every kernel holding a DS2 into one appended R+X
 segment, splits each DS2 by ds2.py's rules (bytes from llvm-mc-22), turns
 clauses over a DS2 into `s_nop 0`, re-aims branches and the kernel
-descriptor, and appends new header tables. It handles only what the small
+descriptor, makes each old entry an `s_branch` gateway to its image, and appends new header tables. It handles only what the small
 test objects need (no PC-relative literal pairs, no calls, branches within
 16 bits) and refuses anything else. The oracle must accept its output and
 reject each of the corruptions `mutations` makes.
@@ -132,6 +132,17 @@ def move(data, lst, encoded, mc="llvm-mc-22"):
     struct.pack_into("<H", out, 60, len(shdrs))
     for koff, kva, _, new_entry in moved:
         struct.pack_into("<q", out, koff + 16, new_entry - kva)
+    # Each old entry a gateway: an s_branch to the image, the rest of the
+    # first instruction s_nop 0.
+    for _, _, entry, new_entry in moved:
+        delta = (new_entry - (entry + 4)) // 4
+        if not -32768 <= delta < 32768:
+            raise Unsupported("gateway out of s_branch reach")
+        first = lst[entry]
+        at = e.vaddr_to_offset(entry, len(first.raw))
+        out[at:at + 4] = struct.pack("<hH", delta, 0xBFA0)
+        for k in range(4, len(first.raw), 4):
+            out[at + k:at + k + 4] = compare.NOP0
     return bytes(out), [(m[2], m[3]) for m in moved], base_va, amap
 
 
@@ -164,6 +175,14 @@ def mutations(out, base_va, base_off_hint, moved, amap, lst):
     b = bytearray(out)
     struct.pack_into("<q", b, kd[1] + 16, old_entry - kd[0])
     cases.append(("descriptor entry", bytes(b)))
+    # The gateway aimed one instruction off, and the gateway removed.
+    g = e.vaddr_to_offset(old_entry, 4)
+    b = bytearray(out)
+    struct.pack_into("<h", b, g, struct.unpack_from("<h", b, g)[0] + 1)
+    cases.append(("gateway target", bytes(b)))
+    b = bytearray(out)
+    b[g:g + len(lst[old_entry].raw)] = lst[old_entry].raw
+    cases.append(("gateway removed", bytes(b)))
     # A byte of the old image that must not change (.rodata's last byte).
     ro = e.section(".rodata") or e.section(".dynsym")
     b = bytearray(out)

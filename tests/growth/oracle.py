@@ -30,7 +30,12 @@ pair: the same checks for one input/output pair.
 edges: synthetic objects (edge.py, llvm-mc-22 + ld.lld-22): DS2s of all 12
   mnemonics in VGPR-MSB bank modes must be rewritten complete and pass the
   oracle (banked sites through the model); each refusal case (scaled offset,
-  cyclic exchange, exchange swap at one address) refused naming its site.
+  cyclic exchange, exchange swap at one address) refused naming its site;
+  the clang-22 function-pointer-table objects of
+  rust/hotswap-code-object/tests/growth (pointer tables; stub kernels
+  falling through into a moved function, one out of s_branch reach)
+  rewritten complete, a gateway per moved function, their table relocations
+  re-aimed at the images.
 selftest: the split rules against the model on random DS2 instructions (all
   12 mnemonics, overlaps, stride64, b64, banked VGPRs), every split line
   assembling with llvm-mc-22, and the comparison of each corpus object with
@@ -488,6 +493,34 @@ def edges(args):
             if not ok:
                 failures.append(f"edge {name}: expected a refusal at {site:#x} ({reason}), got {status}: "
                                 f"{message[:200]}")
+    # clang-22 objects whose moved functions are called through
+    # function-pointer tables (rust/hotswap-code-object/tests/growth): each
+    # rewritten complete, every old entry a gateway to its image and every
+    # table relocation re-aimed at it (compare.py checks both).
+    tables = Path(__file__).resolve().parents[2] / "rust" / "hotswap-code-object" / "tests" / "growth"
+    for path in sorted(tables.glob("*.co")):
+        out = Path(args.work) / (path.stem + ".out.co")
+        if out.exists():
+            out.unlink()
+        r = subprocess.run([args.hotswap, "rewrite", "--json", "-o", str(out), str(path)],
+                           capture_output=True, text=True)
+        report = json.loads(r.stdout)
+        if report.get("status") != "complete":
+            failures.append(f"{path.name}: {report.get('status')}: {(report.get('message') or '')[:200]}")
+            continue
+        res = check_pair(args, path, out, report, rng)
+        st = res.stats
+        gateways = st["gateways_branch"] + st["gateways_far"]
+        print(f"tables: {path.name}: {st['moved_functions']} moved, {gateways} gateways, "
+              f"{st['relocations_reaimed']} relocations re-aimed, {len(res.failures)} failures")
+        failures += [f"{path.name}: {x}" for x in res.failures[:10]]
+        # (far gateways, relocations re-aimed) each object is built to need.
+        want = {"table": (0, 2), "abs": (0, 3), "stub": (1, 0), "nonleaf": (0, 0)}.get(path.stem)
+        if gateways != st["moved_functions"] or want != (st["gateways_far"], st["relocations_reaimed"]):
+            failures.append(f"{path.name}: expected a gateway per moved function, (far gateways, relocations "
+                            f"re-aimed) = {want}, got ({st['gateways_far']}, {st['relocations_reaimed']})")
+        if path.stem == "nonleaf" and st["literal_edits_in_place"] == 0:
+            failures.append("nonleaf.co: the kernel's computed call target was not re-aimed where it is built")
     for f in failures[:40]:
         print("FAIL:", f)
     return 1 if failures else 0

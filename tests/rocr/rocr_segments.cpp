@@ -3,7 +3,9 @@
 // no tool) and checks the layout a rewrite produced is one ROCr accepts:
 // load on the GPU agent, freeze, every kernel descriptor resolved by name, and
 // the bytes ROCr placed equal to the file's PT_LOAD segments (zero beyond each
-// segment's file size). The FULL profile of the double's APU node puts code in
+// segment's file size), with the dynamic relocations (R_AMDGPU_RELATIVE64,
+// R_AMDGPU_ABS64) applied: a re-aimed function-pointer table entry must hold
+// the loaded address of the moved copy. The FULL profile of the double's APU node puts code in
 // host memory, so the loaded image is read back directly.
 //
 //   rocr_segments FILE...      (each a code object ROCr 5.2 knows: gfx90a, v4/v5)
@@ -29,7 +31,18 @@ struct Image {
   std::vector<uint8_t> bytes;
   std::vector<Elf64_Phdr> loads;
   std::vector<std::pair<std::string, uint64_t>> kds;  // NAME.kd and its vaddr
+  // Dynamic relocations ROCr applies: (location, type, S (0: none), A).
+  struct Reloc {
+    uint64_t offset;
+    uint32_t type;
+    uint64_t sym;
+    uint64_t addend;
+  };
+  std::vector<Reloc> relocs;
 };
+
+constexpr uint32_t kRAmdgpuAbs64 = 3;
+constexpr uint32_t kRAmdgpuRelative64 = 13;
 
 bool in(const std::vector<uint8_t> &b, uint64_t off, uint64_t len) {
   return off <= b.size() && len <= b.size() - off;
@@ -58,6 +71,24 @@ bool parse(const char *path, Image &img) {
   }
   std::vector<Elf64_Shdr> sh(eh.e_shnum);
   std::memcpy(sh.data(), b.data() + eh.e_shoff, sh.size() * sizeof(Elf64_Shdr));
+  for (const Elf64_Shdr &s : sh) {
+    if (s.sh_type != SHT_RELA || !(s.sh_flags & SHF_ALLOC) || s.sh_entsize != sizeof(Elf64_Rela)) continue;
+    if (s.sh_link >= sh.size() || !in(b, s.sh_offset, s.sh_size)) return false;
+    const Elf64_Shdr &syms = sh[s.sh_link];
+    if (!in(b, syms.sh_offset, syms.sh_size)) return false;
+    for (uint64_t i = 0; i < s.sh_size / sizeof(Elf64_Rela); ++i) {
+      Elf64_Rela r;
+      std::memcpy(&r, b.data() + s.sh_offset + i * sizeof r, sizeof r);
+      uint64_t index = ELF64_R_SYM(r.r_info), value = 0;
+      if (index != 0) {
+        if ((index + 1) * sizeof(Elf64_Sym) > syms.sh_size) return false;
+        Elf64_Sym sym;
+        std::memcpy(&sym, b.data() + syms.sh_offset + index * sizeof sym, sizeof sym);
+        value = sym.st_value;
+      }
+      img.relocs.push_back({r.r_offset, uint32_t(ELF64_R_TYPE(r.r_info)), value, uint64_t(r.r_addend)});
+    }
+  }
   for (const Elf64_Shdr &s : sh) {
     if (s.sh_type != SHT_SYMTAB || s.sh_link >= sh.size() || s.sh_entsize != sizeof(Elf64_Sym)) continue;
     const Elf64_Shdr &str = sh[s.sh_link];
@@ -126,7 +157,29 @@ void check_object(const char *path, hsa_agent_t gpu) {
   if (resolved == img.kds.size() && base != 0) {
     for (const Elf64_Phdr &ph : img.loads) {
       const uint8_t *loaded = reinterpret_cast<const uint8_t *>(base + ph.p_vaddr);
-      bool same = std::memcmp(loaded, img.bytes.data() + ph.p_offset, ph.p_filesz) == 0;
+      // The file's bytes with the dynamic relocations applied as the loader
+      // must apply them: RELATIVE64 base + A, ABS64 base + S + A (S defined
+      // in the object).
+      std::vector<uint8_t> want(img.bytes.begin() + ph.p_offset, img.bytes.begin() + ph.p_offset + ph.p_filesz);
+      size_t applied = 0;
+      for (const Image::Reloc &r : img.relocs) {
+        if (r.offset < ph.p_vaddr || r.offset - ph.p_vaddr > ph.p_filesz || ph.p_filesz - (r.offset - ph.p_vaddr) < 8)
+          continue;
+        uint64_t v = 0;
+        if (r.type == kRAmdgpuRelative64) {
+          v = base + r.addend;
+        } else if (r.type == kRAmdgpuAbs64 && r.sym != 0) {
+          v = base + r.sym + r.addend;
+        } else {
+          continue;
+        }
+        std::memcpy(want.data() + (r.offset - ph.p_vaddr), &v, 8);
+        ++applied;
+      }
+      if (applied != 0)
+        std::fprintf(stderr, "segments: %s: PT_LOAD vaddr %#llx: %zu dynamic relocations applied to the expectation\n",
+                     path, (unsigned long long)ph.p_vaddr, applied);
+      bool same = std::memcmp(loaded, want.data(), ph.p_filesz) == 0;
       for (uint64_t i = ph.p_filesz; same && i < ph.p_memsz; ++i) same = loaded[i] == 0;
       std::fprintf(stderr, "segments: %s: PT_LOAD vaddr %#llx filesz %#llx memsz %#llx flags %u: loaded bytes %s\n",
                    path, (unsigned long long)ph.p_vaddr, (unsigned long long)ph.p_filesz,

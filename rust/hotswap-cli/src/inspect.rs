@@ -23,7 +23,8 @@
 //! An object `hotswap rewrite` grew (it carries the `.note.hotswap.moved`
 //! marker) also has `"moved_functions": [{"name", "original_vaddr",
 //! "original_size", "new_vaddr", "new_size"}]`, each moved function's original
-//! copy in `functions` has `"moved_to": VADDR` (nothing enters it any more),
+//! copy in `functions` has `"moved_to": VADDR` and, when its entry jumps
+//! there (a gateway), `"gateway": "s_branch" | "far-jump"`,
 //! and `"pending_sites"` counts the A0 sites still needing a change outside
 //! those original copies (`s_clause` kept by policy not counted): 0 when
 //! nothing reachable still needs a change.
@@ -149,6 +150,10 @@ pub struct Function {
     /// For a moved function's original copy: where the copy that runs is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moved_to: Option<u64>,
+    /// For such a copy: how its entry jumps to the copy that runs
+    /// (`s_branch` or `far-jump`), when it is a gateway to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<&'static str>,
 }
 
 /// Site counts in [`A0Class::ALL`] order.
@@ -566,6 +571,15 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
                         .iter()
                         .find(|m| m.original_vaddr == f.offset && m.original_size == f.size)
                         .map(|m| m.new_vaddr);
+                    f.gateway = f.moved_to.and_then(|to| {
+                        let view = view.as_ref().ok()?;
+                        let map = view.address_map();
+                        let len = 20.min(f.size);
+                        let code = map.bytes(view.bytes(), f.offset, len)?;
+                        rewrite::read_gateway(f.offset, code)
+                            .filter(|&(_, target)| target == to)
+                            .map(|(kind, _)| kind.as_str())
+                    });
                 }
             }
             object.functions = Some(functions);
@@ -614,6 +628,7 @@ fn function(f: gfx1250::Function) -> Function {
             })
             .collect(),
         moved_to: None,
+        gateway: None,
     }
 }
 
@@ -690,9 +705,11 @@ fn print_human(report: &Report, show_sites: bool) -> std::io::Result<()> {
                 } else {
                     summary.join(", ")
                 },
-                f.moved_to.map_or(String::new(), |to| format!(
-                    "  (moved to {to:#x}: this copy is no longer entered)"
-                ))
+                f.moved_to.map_or(String::new(), |to| match f.gateway {
+                    Some(kind) =>
+                        format!("  (moved to {to:#x}: its entry is a gateway there, {kind})"),
+                    None => format!("  (moved to {to:#x}: this copy is no longer entered)"),
+                })
             )?;
             for s in &f.sites {
                 sites += 1;

@@ -19,8 +19,8 @@
 //!     "result": "rewritten" | "unchanged" | "refused" | "skipped",
 //!     "refusal": {"kind": "needs_growth", "message": "..."} | null,
 //!     "fixed": [SITE], "kept": [SITE], "remaining": [SITE], "retag": "..." | null,
-//!     "moved_functions": [MOVED], "islands": [ISLAND], "sites": [CHANGE],
-//!     "register_counts": [RAISE]}],
+//!     "moved_functions": [MOVED], "islands": [ISLAND], "gateways": [GATEWAY],
+//!     "relocations": [RELOCATION], "sites": [CHANGE], "register_counts": [RAISE]}],
 //!  "moved_functions": [MOVED + "code_object"], "sites": [CHANGE + "code_object"]}
 //! SITE: {"function": "k", "offset": 6400, "class": "cluster_load", "mnemonic": "cluster_load_b32"}
 //!       (+ "reason": "..." for a remaining site whose class's emitter refused it)
@@ -28,6 +28,12 @@
 //! ISLAND: {"function", "vaddr", "target", "before_original_vaddr"}: an `s_branch` placed after
 //!         an instruction with no fall-through, which a branch of the moved function whose
 //!         destination the splits put out of reach goes through
+//! GATEWAY: {"function", "old_entry", "new_entry", "kind": "s_branch" | "far-jump",
+//!          "registers": "" | "s[0:1]" | "vcc", "len"}: the old entry of a moved function,
+//!          overwritten (`len` bytes, whole instructions) by a jump to its image
+//! RELOCATION: {"offset", "kind": "R_AMDGPU_ABS64" | "R_AMDGPU_RELATIVE64", "function",
+//!          "old_target", "new_target"}: a dynamic relocation (a function-pointer table entry,
+//!          a GOT slot) into a moved function, its addend re-aimed at the image
 //! CHANGE: {"class", "mnemonic", "function", "original_vaddr", "new_vaddr", "new_len",
 //!          "fix": "same-size" | "ds2-split" | "ds2-split-swapped" | "wmma-k128-split" | ...,
 //!          "scratch": [SCRATCH] (only when registers were taken),
@@ -128,6 +134,10 @@ pub struct ObjectOutcome {
     pub moved_functions: Vec<MovedOut>,
     /// Branch islands in moved code.
     pub islands: Vec<IslandOut>,
+    /// The old entries of moved functions made jumps to their images.
+    pub gateways: Vec<GatewayOut>,
+    /// The dynamic relocations re-aimed at moved code.
+    pub relocations: Vec<RelocationOut>,
     /// Every site changed: where it was, where its replacement is.
     pub sites: Vec<ChangeOut>,
     /// Kernels whose register counts were raised.
@@ -175,6 +185,8 @@ impl ObjectOutcome {
             retag: None,
             moved_functions: Vec::new(),
             islands: Vec::new(),
+            gateways: Vec::new(),
+            relocations: Vec::new(),
             sites: Vec::new(),
             register_counts: Vec::new(),
         }
@@ -212,6 +224,38 @@ pub struct IslandOut {
     pub target: u64,
     /// The original address of the instruction it precedes.
     pub before_original_vaddr: u64,
+}
+
+/// A re-aimed relocation in the JSON document.
+#[derive(Clone, Debug, Serialize)]
+pub struct RelocationOut {
+    /// The location it patches.
+    pub offset: u64,
+    /// Its type.
+    pub kind: &'static str,
+    /// The moved function it refers to.
+    pub function: String,
+    /// Where it pointed (the old copy).
+    pub old_target: u64,
+    /// Where it points now (the image).
+    pub new_target: u64,
+}
+
+/// A gateway in the JSON document.
+#[derive(Clone, Debug, Serialize)]
+pub struct GatewayOut {
+    /// The moved function.
+    pub function: String,
+    /// Its old entry, where the gateway is.
+    pub old_entry: u64,
+    /// Its image's entry, where the gateway jumps.
+    pub new_entry: u64,
+    /// `s_branch` or `far-jump`.
+    pub kind: &'static str,
+    /// The SGPR pair a far jump clobbers (`""` for an `s_branch`).
+    pub registers: String,
+    /// The bytes it overwrites.
+    pub len: u32,
 }
 
 /// A changed site in the JSON document.
@@ -376,6 +420,31 @@ fn one(
                     vaddr: i.vaddr,
                     target: i.target,
                     before_original_vaddr: i.before_original_vaddr,
+                })
+                .collect();
+            o.gateways = r
+                .report
+                .gateways
+                .iter()
+                .map(|g| GatewayOut {
+                    function: g.function.to_string(),
+                    old_entry: g.old_entry,
+                    new_entry: g.new_entry,
+                    kind: g.kind.as_str(),
+                    registers: g.kind.registers(),
+                    len: g.len,
+                })
+                .collect();
+            o.relocations = r
+                .report
+                .relocations
+                .iter()
+                .map(|x| RelocationOut {
+                    offset: x.offset,
+                    kind: x.kind,
+                    function: x.function.to_string(),
+                    old_target: x.old_target,
+                    new_target: x.new_target,
                 })
                 .collect();
             o.sites = changes(&r.report);
@@ -663,6 +732,25 @@ fn print_human(o: &Outcome) -> std::io::Result<()> {
                 w,
                 "  island     s_branch at {:#x} -> {:#x} in {} (a branch out of reach after the splits)",
                 i.vaddr, i.target, i.function
+            )?;
+        }
+        for g in &c.gateways {
+            let through = if g.registers.is_empty() {
+                String::new()
+            } else {
+                format!(" through {}", g.registers)
+            };
+            writeln!(
+                w,
+                "  gateway    {} old entry {:#x} -> {:#x} ({}{through}, {} bytes)",
+                g.function, g.old_entry, g.new_entry, g.kind, g.len
+            )?;
+        }
+        for x in &c.relocations {
+            writeln!(
+                w,
+                "  relocation {} at {:#x} -> {:#x} (was {:#x}, in {})",
+                x.kind, x.offset, x.new_target, x.old_target, x.function
             )?;
         }
         if !c.kept.is_empty() {

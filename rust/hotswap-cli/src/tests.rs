@@ -427,15 +427,17 @@ const OUTCOME_KEYS: [&str; 7] = [
     "sites",
     "status",
 ];
-const OBJECT_KEYS: [&str; 12] = [
+const OBJECT_KEYS: [&str; 14] = [
     "bundle_id",
     "fixed",
+    "gateways",
     "isa",
     "islands",
     "kept",
     "moved_functions",
     "refusal",
     "register_counts",
+    "relocations",
     "remaining",
     "result",
     "retag",

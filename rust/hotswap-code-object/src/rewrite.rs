@@ -81,7 +81,8 @@ use crate::object::CodeObject;
 
 pub use emit::ds2;
 pub use placement::{
-    moved_functions, moved_functions_of, BranchIsland, GrownSite, MovedFunction, MovedRange,
+    moved_functions, moved_functions_of, read_gateway, BranchIsland, Gateway, GatewayKind,
+    GrownSite, MovedFunction, MovedRange, ReaimedRelocation,
 };
 pub use retag::REVISION_KEY;
 
@@ -231,6 +232,12 @@ pub struct Report {
     /// raised for scratch registers above their allocation, one per kernel
     /// and class, with the occupancy before and after for VGPRs.
     pub raised: Vec<crate::liveness::scratch::CountRaise>,
+    /// The old entries of moved functions made jumps to their images
+    /// ([`placement`]), in address order.
+    pub gateways: Vec<Gateway>,
+    /// The dynamic relocations re-aimed at moved functions' images
+    /// ([`placement`]), in table order.
+    pub relocations: Vec<ReaimedRelocation>,
 }
 
 /// A growth site whose emitter refused it (left as it is under
@@ -721,6 +728,22 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
             options.allow_partial,
         )?;
         drop(analysis);
+        // A gateway replaces whole instructions of an old copy: any
+        // same-size fix of those bytes is dropped (the image has it).
+        let map = object.address_map();
+        let gateway_ranges: Vec<(u64, u64)> = placed
+            .gateways
+            .iter()
+            .filter_map(|g| {
+                map.file_offset(g.old_entry)
+                    .map(|o| (o, o + u64::from(g.len)))
+            })
+            .collect();
+        patches.retain(|p| {
+            !gateway_ranges
+                .iter()
+                .any(|&(s, e)| p.file_offset < e && p.file_offset + p.bytes.len() as u64 > s)
+        });
         patches.extend(placed.patches);
         patches.sort_by_key(|p| p.file_offset);
         tail = placed.tail;
@@ -755,6 +778,8 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         report.islands = placed.islands;
         report.relocated = placed.relocated;
         report.raised = placed.raised;
+        report.gateways = placed.gateways;
+        report.relocations = placed.relocations;
     }
     Ok(Plan {
         len: code_object.len(),

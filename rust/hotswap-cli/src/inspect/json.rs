@@ -216,6 +216,9 @@ impl<'a> Writer<'a> {
             if let Some(to) = f.moved_to {
                 w.uint_entry("moved_to", to);
             }
+            if let Some(kind) = f.gateway {
+                w.str_entry("gateway", kind);
+            }
         });
     }
 
@@ -322,6 +325,7 @@ pub(super) mod tests {
                             })
                             .collect(),
                         moved_to: (j == 1).then_some(0x1000),
+                        gateway: (j == 1 && i % 2 == 0).then_some("far-jump"),
                     })
                     .collect()
             }),

@@ -29,13 +29,23 @@
 //! computed address stays the same (data, unmoved code) or becomes the image
 //! (moved code); an `s_set_pc_i64` must end such a computation (a long branch),
 //! or be `s_set_pc_i64 s[30:31]` (a return) in a non-kernel function; an
-//! `s_swap_pc_i64` must follow such a computation; `s_add_pc_i64` and
+//! `s_swap_pc_i64` (a call) may take its target from any register (it is a
+//! function entry: the image when built by a computation or taken from a
+//! relocation, both re-aimed, else a gateway); `s_add_pc_i64` and
 //! `s_rfe_i64` refuse. In all code, a computation or a branch that targets a
 //! moved function is re-targeted to its image (a same-size literal or
 //! immediate edit), any other `s_get_pc_i64` refuses the object (a PC value
 //! the rewriter cannot follow), and each kernel descriptor whose entry lies in
 //! a moved function gets its `kernel_code_entry_byte_offset` redirected. A
-//! relocation whose target lies in a moved function refuses.
+//! dynamic `R_AMDGPU_RELATIVE64` or `R_AMDGPU_ABS64` relocation whose target
+//! lies in a moved function (a function-pointer table entry, a GOT slot) gets
+//! its addend re-aimed at the image; any other relocation referring to moved
+//! code refuses.
+//!
+//! The old entry of every moved function becomes a gateway to its image
+//! ([`Gateway`]: an `s_branch`, or a far jump through a register pair dead
+//! there), so that a path the rewriter cannot see (a function-pointer table,
+//! a stub kernel falling through its end) still enters fixed code.
 //!
 //! `s_clause` in moved code whose window holds a split site becomes `s_nop 0`.
 //!
@@ -52,6 +62,7 @@ mod analyse;
 mod elf_write;
 mod emit;
 mod encode;
+mod gateway;
 mod insns;
 mod layout;
 mod moving;
@@ -62,6 +73,9 @@ mod scratch;
 mod select;
 
 use std::sync::Arc;
+
+pub use gateway::{read_gateway, Gateway, GatewayKind};
+pub use patch::ReaimedRelocation;
 
 use super::{Patch, RewriteError, SiteInfo};
 use crate::elf;
@@ -174,6 +188,13 @@ pub(super) struct Placement {
     /// With partial output allowed: the sites (index in `place`'s `sites`)
     /// whose emitter refused, with the reason; left as they are.
     pub refused: Vec<(usize, String)>,
+    /// The old entries made jumps to the images, in address order (their
+    /// patches are in `patches`, and replace any other patch of their
+    /// bytes).
+    pub gateways: Vec<Gateway>,
+    /// The dynamic relocations re-aimed at images (their addend patches
+    /// are in `patches`).
+    pub relocations: Vec<ReaimedRelocation>,
 }
 
 /// Where the replacement of one emitted site went: a [`GrownSite`] without the
@@ -264,12 +285,14 @@ pub(super) fn place(
     // 4. Encode: the images, in an allocation with room for the tables.
     let room = elf_write::table_room(object, &moving);
     let code = encode::images(object, fixes, &moving, &region, room)?;
-    // 5. Patch: unmoved code and kernel descriptors enter the images; no
-    //    relocation may refer to moved code.
+    // 5. Patch: unmoved code, kernel descriptors and dynamic relocations
+    //    enter the images.
     let mut patches: Vec<Patch> = Vec::new();
     patch::unmoved_code(object, analysis, &moving, &mut patches)?;
     patch::descriptors(object, analysis, &moving, &mut patches)?;
-    patch::check_relocations(object, &moving)?;
+    let relocations = patch::relocations(object, &moving, &mut patches)?;
+    //    Gateways: each old entry jumps to its image.
+    let gateways = gateway::gateways(object, &moving, &mut patches)?;
     patches.append(&mut count_patches);
     // 6. ELF writer: the tables after the code, the header pointing at them.
     let written = elf_write::tables(object, &moving, &region, code)?;
@@ -285,6 +308,8 @@ pub(super) fn place(
         relocated,
         raised,
         refused: extras.refused,
+        gateways,
+        relocations,
         moved: written.moved,
         tail: written.tail,
     };

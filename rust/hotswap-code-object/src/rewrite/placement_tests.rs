@@ -55,10 +55,33 @@ fn a_ds2_site_is_split_in_a_moved_copy_and_the_original_stays() {
     assert_eq!(&copy[..4], S_NOP);
     assert_eq!(&copy[4..24], SPLIT);
     assert_eq!(&copy[24..], S_SET_PC);
-    // Every original byte is in place but the header's table offsets/counts.
+    // Every original byte is in place but the header's table offsets/counts
+    // and the old entry, now a gateway: `s_branch` to the image.
+    let entry = obj.vaddr(0) as usize;
     for (s, e) in diff_ranges(&input, &r.bytes[..input.len()]) {
-        assert!(s >= 32 && e <= 62, "changed {s:#x}..{e:#x}");
+        assert!(
+            (s >= 32 && e <= 62) || (s >= entry && e <= entry + 4),
+            "changed {s:#x}..{e:#x}"
+        );
     }
+    assert_eq!(
+        branch_to(&r.bytes, entry) as u64,
+        m.new_vaddr,
+        "the old entry branches to the image"
+    );
+    assert_eq!(&r.bytes[entry + 2..entry + 4], [0xa0, 0xbf]);
+    assert_eq!(r.report.gateways.len(), 1);
+    let gw = &r.report.gateways[0];
+    assert_eq!(
+        (&*gw.function, gw.old_entry, gw.new_entry, gw.kind, gw.len),
+        (
+            "k",
+            m.original_vaddr,
+            m.new_vaddr,
+            placement::GatewayKind::Branch,
+            4
+        )
+    );
     // The marker, the symbol, and the re-analysis: nothing left but the
     // unentered original.
     let map = moved_functions(&r.bytes).unwrap();
@@ -370,6 +393,7 @@ fn a_clause_over_a_split_site_becomes_a_nop_in_the_copy() {
     let clause = [0x01, 0x00, 0x85, 0xbf]; // s_clause 0x1
     let load = [0x04, 0x00, 0xd8, 0xd8, 0x02, 0x00, 0x00, 0x05]; // ds_load_b32 v5, v2 offset:4
     let code = [
+        S_NOP.to_vec(),
         clause.to_vec(),
         load.to_vec(),
         DS2.to_vec(),
@@ -379,10 +403,11 @@ fn a_clause_over_a_split_site_becomes_a_nop_in_the_copy() {
     let input = Obj::functions(&[("k", code)]).build();
     let r = rewrite_b0_to_a0(&input, &default()).unwrap();
     let m = &r.report.moved[0];
-    assert_eq!(image(&r.bytes, m.new_vaddr, 4), S_NOP);
+    assert_eq!(image(&r.bytes, m.new_vaddr + 4, 4), S_NOP);
     assert_eq!(r.report.clauses_removed, 1);
-    // The original clause is kept (the default policy).
-    assert_eq!(image(&r.bytes, m.original_vaddr, 4), clause);
+    // The original clause is kept (the default policy; the gateway covers
+    // only the entry's s_nop).
+    assert_eq!(image(&r.bytes, m.original_vaddr + 4, 4), clause);
 }
 
 #[test]
@@ -737,4 +762,79 @@ fn overlapping_copied_tables_still_fit_the_tails_allocation() {
     assert_eq!(once.report.moved.len(), 1);
     let again = rewrite_b0_to_a0(&once.bytes, &options).expect("rewrites again");
     assert_eq!(again.bytes, once.bytes);
+}
+/// A filler function of `n` bytes of `s_nop 0` and a return.
+fn filler(n: usize) -> Vec<u8> {
+    let mut f = S_NOP.repeat(n / 4);
+    f.extend(S_SET_PC);
+    f
+}
+
+#[test]
+fn an_old_entry_out_of_branch_reach_gets_a_far_jump_through_a_dead_pair() {
+    // The moved function first, then 200 KiB of code: its image is past
+    // s_branch reach of its old entry.
+    // k writes s[0:1] before any read (s_mov_b64 s[0:1], 0), so no caller
+    // can keep a value there: dead at entry.
+    let code = [
+        vec![0x80, 0x01, 0x80, 0xbe],
+        DS2.to_vec(),
+        S_NOP.repeat(2),
+        S_SET_PC.to_vec(),
+    ]
+    .concat();
+    // Without the two s_nop, k (16 bytes) cannot hold the 20-byte jump.
+    let short = [&code[..12], &S_SET_PC[..]].concat();
+    let e = rewrite_b0_to_a0(
+        &Obj::functions(&[("k", short), ("big", filler(200 << 10))]).build(),
+        &default(),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("k: 16 bytes, too short for the 20-byte gateway"),
+        "{e}"
+    );
+    let obj = Obj::functions(&[("k", code), ("big", filler(200 << 10))]);
+    let input = obj.build();
+    let r = rewrite_b0_to_a0(&input, &default()).unwrap();
+    let m = &r.report.moved[0];
+    let gw = &r.report.gateways[0];
+    // s[0:1]: dead at entry and clobberable under both conventions.
+    assert_eq!(gw.kind, placement::GatewayKind::FarJump { reg: 0 });
+    assert_eq!(
+        (gw.old_entry, gw.new_entry, gw.len),
+        (obj.vaddr(0), m.new_vaddr, 20)
+    );
+    assert_eq!(gw.kind.registers(), "s[0:1]");
+    let at = obj.vaddr(0) as usize;
+    let code = &r.bytes[at..at + 20];
+    assert_eq!(&code[..4], GET_PC);
+    assert_eq!(&code[4..8], [0x00, 0xfe, 0x80, 0xa9]);
+    let lit = u64::from_le_bytes(code[8..16].try_into().unwrap());
+    assert_eq!((at as u64 + 4).wrapping_add(lit), m.new_vaddr);
+    assert_eq!(&code[16..], [0x00, 0x48, 0x80, 0xbe]);
+    // The old copy still decodes: the gateway covered whole instructions.
+    assert!(crate::gfx1250::analyze(&r.bytes).unwrap().is_complete());
+}
+
+#[test]
+fn a_far_gateway_with_no_dead_clobberable_pair_is_refused_naming_the_function() {
+    // s_add_co_u32 s0, s0, s2; s_add_co_u32 s1, s1, s3 and
+    // s_add_co_u32 vcc_lo, vcc_lo, vcc_hi at entry: s[0:3] and VCC are live
+    // there, every other pair is callee-saved or the return address.
+    let reads = [
+        [0x00, 0x02, 0x00, 0x80],
+        [0x01, 0x03, 0x01, 0x80],
+        [0x6a, 0x6b, 0x6a, 0x80],
+    ]
+    .concat();
+    let code = [reads, DS2.to_vec(), S_SET_PC.to_vec()].concat();
+    let input = Obj::functions(&[("k", code), ("big", filler(200 << 10))]).build();
+    let e = rewrite_b0_to_a0(&input, &default()).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("k: its image is out of s_branch reach") && text.contains("no SGPR pair"),
+        "{text}"
+    );
 }

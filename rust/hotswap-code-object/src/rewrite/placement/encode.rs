@@ -121,8 +121,9 @@ fn image(
     Ok(())
 }
 
-/// Refuses a PC use at instruction `i` of `m` (first dword `w0`) that is not
-/// the end of a recognised address computation or a function's return.
+/// Refuses a PC use at instruction `i` of `m` (first dword `w0`): an
+/// `s_set_pc_i64` that is not the end of a recognised address computation or
+/// a function's return, `s_add_pc_i64`, `s_rfe_i64`.
 fn check_pc_use(m: &Moving, i: usize, w0: u32) -> Result<(), &'static str> {
     // Computations are in instruction order: found by their last index.
     let pc_last = |j: usize| {
@@ -144,15 +145,14 @@ fn check_pc_use(m: &Moving, i: usize, w0: u32) -> Result<(), &'static str> {
                 return Err("s_set_pc_i64 whose target the rewriter cannot bound");
             }
         }
-        Some(sop1::S_SWAP_PC_I64) => {
-            let after_computation = i
-                .checked_sub(1)
-                .and_then(pc_last)
-                .is_some_and(|p| p.reg == reg);
-            if !after_computation {
-                return Err("s_swap_pc_i64 whose target the rewriter cannot bound");
-            }
-        }
+        // A call, whatever register its target travelled through: the
+        // target is a function entry, which is the image itself when the
+        // address was built by a computation (re-aimed where it is built),
+        // taken from a relocation (re-aimed) or a kernel descriptor
+        // (redirected), and a gateway to the image when it is the old entry
+        // of a moved function; every other PC read refuses. Its return
+        // address is the image's.
+        Some(sop1::S_SWAP_PC_I64) => {}
         Some(sop1::S_ADD_PC_I64) => return Err("s_add_pc_i64 in moved code"),
         Some(sop1::S_RFE_I64) => return Err("s_rfe_i64 in moved code"),
         _ => {}

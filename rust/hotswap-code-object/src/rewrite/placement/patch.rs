@@ -1,8 +1,10 @@
 //! Patch: same-size edits of the code that stays where it is, so that every
 //! entry into a moved function enters its image: branches and address
 //! computations in unmoved functions, each kernel descriptor's
-//! `kernel_code_entry_byte_offset`; and the relocations checked (none may
-//! refer to moved code).
+//! `kernel_code_entry_byte_offset`; and the dynamic relocations that refer
+//! to moved code re-aimed at its image.
+
+use std::sync::Arc;
 
 use super::insns::walk;
 use super::layout::branch_imm;
@@ -113,19 +115,36 @@ pub(super) fn descriptors(
     Ok(())
 }
 
-/// Refuses relocations whose target, or whose patched location, lies in a
-/// moved function.
-pub(super) fn check_relocations(
+/// `R_AMDGPU_ABS64`.
+const R_AMDGPU_ABS64: u32 = 3;
+/// `R_AMDGPU_RELATIVE64`.
+const R_AMDGPU_RELATIVE64: u32 = 13;
+const SHT_RELA: u32 = 4;
+const SHT_REL: u32 = 9;
+
+/// Re-aims the dynamic relocations whose target lies in a moved function
+/// at its image (a same-size edit of the addend: `R_AMDGPU_RELATIVE64`
+/// computes base + A, `R_AMDGPU_ABS64` S + A, so A becomes image − S);
+/// refuses any other relocation that refers to moved code: one whose
+/// patched location lies in a moved function, one of another type, a REL
+/// (addend-in-place) one, one in a section the loader does not read, or one
+/// whose target is not an instruction boundary.
+pub(super) fn relocations(
     object: &CodeObject<'_>,
     moving: &[Moving],
-) -> Result<(), RewriteError> {
+    patches: &mut Vec<Patch>,
+) -> Result<Vec<ReaimedRelocation>, RewriteError> {
     let (bytes, sections) = (object.bytes(), object.sections());
     let inside = |v: u64| moving.iter().find(|m| v >= m.vaddr && v - m.vaddr < m.size);
     let dynsym = object.symbols(elf::SHT_DYNSYM);
-    for s in sections.iter().filter(|s| s.sh_type == 4 || s.sh_type == 9) {
+    let mut out = Vec::new();
+    for s in sections
+        .iter()
+        .filter(|s| s.sh_type == SHT_RELA || s.sh_type == SHT_REL)
+    {
         let Some(data) = s.data(bytes) else { continue };
-        let entry = if s.sh_type == 4 { 24 } else { 16 };
-        for r in data.chunks_exact(entry) {
+        let entry = if s.sh_type == SHT_RELA { 24 } else { 16 };
+        for (k, r) in data.chunks_exact(entry).enumerate() {
             let offset = elf::u64_at(r, 0).unwrap_or(0);
             let info = elf::u64_at(r, 8).unwrap_or(0);
             let addend = if entry == 24 {
@@ -133,19 +152,66 @@ pub(super) fn check_relocations(
             } else {
                 0
             };
-            let sym = (info >> 32) as usize;
-            let value = if sym == 0 {
-                0
-            } else {
-                dynsym.get(sym - 1).map_or(0, |s| s.value)
-            };
-            if let Some(m) = inside(offset).or_else(|| inside(value.wrapping_add(addend))) {
+            let (sym, kind) = ((info >> 32) as usize, info as u32);
+            // The symbol table's index (entry 0 is the null symbol).
+            let value = dynsym.get(sym).map_or(0, |s| s.value);
+            let target = value.wrapping_add(addend);
+            if let Some(m) = inside(offset) {
                 return Err(refuse(format!(
-                    "a relocation at {offset:#x} refers to the moved function {}",
+                    "a relocation at {offset:#x} patches the moved function {}",
                     m.name
                 )));
             }
+            let Some(m) = inside(target) else { continue };
+            let name = match kind {
+                R_AMDGPU_ABS64 => "R_AMDGPU_ABS64",
+                R_AMDGPU_RELATIVE64 => "R_AMDGPU_RELATIVE64",
+                _ => "",
+            };
+            let loaded = s.flags & elf::SHF_ALLOC != 0;
+            if name.is_empty() || entry != 24 || !loaded {
+                return Err(refuse(format!(
+                    "a relocation at {offset:#x} (type {kind}{}) refers to the moved function {}: \
+                     only dynamic RELA R_AMDGPU_ABS64 and R_AMDGPU_RELATIVE64 are re-aimed",
+                    if entry == 24 { "" } else { ", REL" },
+                    m.name
+                )));
+            }
+            let to = m.map(target).and_then(Result::ok).ok_or_else(|| {
+                refuse(format!(
+                    "a relocation at {offset:#x} refers to {target:#x} in the moved function {}, \
+                     not an instruction boundary",
+                    m.name
+                ))
+            })?;
+            patches.push(Patch {
+                file_offset: s.offset + (k * 24) as u64 + 16,
+                bytes: to.wrapping_sub(value).to_le_bytes().to_vec(),
+            });
+            out.push(ReaimedRelocation {
+                offset,
+                kind: name,
+                function: m.name.clone(),
+                old_target: target,
+                new_target: to,
+            });
         }
     }
-    Ok(())
+    Ok(out)
+}
+
+/// A dynamic relocation re-aimed at a moved function's image.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReaimedRelocation {
+    /// The location it patches (a vaddr of data: a function-pointer table
+    /// entry, a GOT slot).
+    pub offset: u64,
+    /// `R_AMDGPU_ABS64` or `R_AMDGPU_RELATIVE64`.
+    pub kind: &'static str,
+    /// The moved function it refers to.
+    pub function: Arc<str>,
+    /// The address it computed (in the old copy).
+    pub old_target: u64,
+    /// The address it computes now (in the image).
+    pub new_target: u64,
 }
