@@ -110,8 +110,11 @@ case "$mode" in
     log "configure and build (preset ci)"
     cmake --preset ci
     cmake --build --preset ci -j "$(nproc)"
-    log "ctest (preset ci)"
-    ctest --preset ci -j "$(nproc)"
+    log "ctest (preset ci); disk before: $(df -h --output=avail . | tail -1 | tr -d ' ') free"
+    status=0
+    ctest --preset ci -j "$(nproc)" || status=$?
+    log "disk after ctest: $(df -h --output=avail . | tail -1 | tr -d ' ') free, build tree $(du -sh build | cut -f1)"
+    exit "$status"
     ;;
   *)
     echo "usage: bash tests/run.sh demo|test" >&2

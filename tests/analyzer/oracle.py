@@ -33,12 +33,12 @@ import re
 import subprocess
 import sys
 import time
-import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 import a0_classes  # noqa: E402  (the class table's text side)
+import wheel_files  # noqa: E402  (wheel members, extracted once per download cache)
 
 # name, version, platform tag, file name, sha256, {processor: code objects found}
 WHEELS = [
@@ -406,19 +406,9 @@ def fetch_wheels(cache, large=True):
 
 
 def extract(wheels, work):
-    out = []
-    for wheel in wheels:
-        target = Path(work) / "wheels" / wheel.stem
-        with zipfile.ZipFile(wheel) as z:
-            for info in z.infolist():
-                member = info.filename
-                if member.endswith(".so") or ".so." in member:
-                    path = target / member
-                    # Extracted once per build tree (the jax library is 459 MB).
-                    if not path.exists() or path.stat().st_size != info.file_size:
-                        z.extract(member, target)
-                    out.append(path)
-    return sorted(out)
+    """Every shared library of the wheels, extracted once per download cache
+    (tests/common/wheel_files.py; the jax library is 459 MB)."""
+    return sorted(p for wheel in wheels for p in wheel_files.shared_libraries(wheel))
 
 
 def bench(args, files):

@@ -82,23 +82,30 @@ class Child:
     def __init__(self, kind, argv, scratch):
         self.kind, self.argv, self.scratch = kind, argv, scratch
         self.serial = 0
-        if kind == "capi":
-            obj = argv[-1]
+        self.padded = {}
+
+    def object_for(self, variant):
+        """The capi child's input for `variant`: the object itself, or a copy
+        padded to that size, written on first use (the 100 MB one only by the
+        checks that load it)."""
+        obj = self.argv[-1]
+        if not variant:
+            return obj
+        if variant not in self.padded:
             with open(obj, "rb") as f:
                 data = f.read()
-            self.objects = {"": obj}
-            for size in ("8192", str(4 << 10), str(4 << 20), str(100 << 20)):
-                if int(size) > len(data):
-                    path = os.path.join(scratch, f"object-{size}.co")
-                    if not os.path.exists(path):
-                        with open(path, "wb") as f:
-                            f.write(data + bytes(int(size) - len(data)))
-                    self.objects[size] = path
+            if int(variant) <= len(data):
+                return obj
+            path = os.path.join(self.scratch, f"object-{variant}.co")
+            with open(path, "wb") as f:
+                f.write(data + bytes(int(variant) - len(data)))
+            self.padded[variant] = path
+        return self.padded[variant]
 
     def command(self, variant, out):
         if self.kind == "standin":
             return self.argv + ([variant] if variant else []), {"STANDIN_CACHE_OUT": out}
-        return self.argv[:-1] + [self.objects.get(variant, self.argv[-1]), out], {}
+        return self.argv[:-1] + [self.object_for(variant), out], {}
 
     def run(self, cache_dir, variant="", env=None, argv0=None, background=False):
         self.serial += 1
@@ -605,6 +612,9 @@ def main():
         print(f"FAILED: {len(failures)} check(s): " + "; ".join(failures))
         return 1
     print(f"PASS cache {what} ({kind})")
+    # A pass leaves nothing behind (the padded objects and caches run to
+    # hundreds of MB per check); a failure keeps the scratch to look at.
+    shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 

@@ -31,7 +31,6 @@ import shutil
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "growth"))
@@ -58,9 +57,8 @@ def tree(args):
     if root.exists():
         shutil.rmtree(root)
     (root / "plugin").mkdir(parents=True)
-    with zipfile.ZipFile(wheel) as z:
-        with z.open(oracle.LIBRARY) as src, open(root / "plugin" / "xla_rocm_plugin.so", "wb") as dst:
-            shutil.copyfileobj(src, dst)
+    oracle.wheel_files.place(oracle.wheel_files.extracted(wheel, oracle.LIBRARY),
+                             root / "plugin" / "xla_rocm_plugin.so")
     for i, part in enumerate(args.parts):
         shutil.copytree(part, root / f"part{i}-{Path(part).name}")
     (root / "README").write_text("not a code object\n")
@@ -141,21 +139,10 @@ def counts(args):
 def bench(args):
     root = tree(args)
     plugin = root / "plugin"
-    objects_dir = Path(args.work) / "objects"
-    if objects_dir.exists():
-        shutil.rmtree(objects_dir)
-    inspected = run_json([args.hotswap, "inspect", "--json", "--extract", str(objects_dir),
-                          str(plugin / "xla_rocm_plugin.so")], dict(os.environ))
-    ours_dir = Path(args.work) / "gfx1250"
-    if ours_dir.exists():
-        shutil.rmtree(ours_dir)
-    ours_dir.mkdir()
-    ours = []
-    for o in inspected["code_objects"]:
-        if (o.get("isa") or "").endswith("--gfx1250"):
-            dst = ours_dir / Path(o["extracted"]).name
-            shutil.copyfile(o["extracted"], dst)
-            ours.append(dst)
+    wheel, _ = oracle.fetch(Path(args.cache) / "wheels")
+    # The 45 gfx1250 objects alone, as tests/growth extracts them (WORK/objects).
+    ours = oracle.extract_objects(args, wheel)
+    ours_dir = ours[0].parent
     total = sum(p.stat().st_size for p in ours)
     mb = total / 1e6
     cache = Path(args.work) / "bench-cache"
@@ -175,8 +162,10 @@ def bench(args):
     lib_cold, lib = timed(warm + [str(plugin)], True)
     lib_hot, _ = timed(warm + [str(plugin)], False)
     t = time.perf_counter()
+    outs = Path(args.work) / "rewritten"
+    outs.mkdir(exist_ok=True)
     for p in ours:
-        subprocess.run([args.hotswap, "rewrite", "--json", str(p), "-o", str(p) + ".out"],
+        subprocess.run([args.hotswap, "rewrite", "--json", str(p), "-o", str(outs / p.name)],
                        capture_output=True, check=False)
     per_process = time.perf_counter() - t
     print(f"hotswap cache warm, native backend, {os.cpu_count()} cores (a shared machine: compare the ratios):")
@@ -199,6 +188,7 @@ def main():
     p.add_argument("mode", choices=("counts", "bench"))
     p.add_argument("--hotswap", required=True)
     p.add_argument("--tool", required=True)
+    p.add_argument("--scan", help="a0_scan (bench: extracts the gfx1250 objects as tests/growth does)")
     p.add_argument("--work", required=True)
     p.add_argument("--cache", default=os.environ.get("HOTSWAP_DOWNLOAD_CACHE")
                    or str(Path.home() / ".cache" / "hotswap"))
@@ -210,6 +200,8 @@ def main():
         print(f"FAILED: {len(failures)} check(s): " + "; ".join(failures))
         return 1
     print(f"PASS warm {args.mode}")
+    # A pass leaves nothing behind: the tree and caches run to GBs.
+    shutil.rmtree(args.work, ignore_errors=True)
     return 0
 
 

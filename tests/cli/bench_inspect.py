@@ -22,12 +22,15 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
-import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+import wheel_files  # noqa: E402
 
 # name, version, platform tag, file name, sha256
 WHEELS = [
@@ -87,14 +90,8 @@ def main():
             return 1
         print(f"SKIP: {why} (not on CI)")
         return 0
-    files = []
-    for wheel in wheels:
-        with zipfile.ZipFile(wheel) as z:
-            for member in z.namelist():
-                if member.endswith(".so") or ".so." in member:
-                    z.extract(member, work / "wheels" / wheel.stem)
-                    files.append(work / "wheels" / wheel.stem / member)
-    files.sort()
+    # Extracted once per download cache, beside the wheels (tests/common/wheel_files.py).
+    files = sorted(lib for wheel in wheels for lib in wheel_files.shared_libraries(wheel))
     extract = work / "objects"
     for old in extract.glob("*.co") if extract.exists() else []:
         old.unlink()
@@ -146,6 +143,7 @@ def main():
           f"({os.cpu_count()} at a time): {theirs * 1e3:.1f} ms")
     print(f"bench: ratio llvm-objdump-22 / hotswap inspect, same objects = {theirs / same:.1f}x")
     print(f"bench: ratio llvm-objdump-22 / hotswap inspect, whole libraries = {theirs / ours:.1f}x")
+    shutil.rmtree(extract, ignore_errors=True)
     return 0
 
 

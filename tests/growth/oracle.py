@@ -51,7 +51,6 @@ import re
 import subprocess
 import sys
 import time
-import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -62,6 +61,9 @@ import ds2  # noqa: E402
 import elf64  # noqa: E402
 import listing  # noqa: E402
 import mover  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+import wheel_files  # noqa: E402  (the wheel's library, extracted once per download cache)
 
 WHEEL = ("jax-rocm10-pjrt", "0.12.0", "manylinux_2_27_x86_64",
          "jax_rocm10_pjrt-0.12.0-py3-none-manylinux_2_27_x86_64.whl",
@@ -100,11 +102,7 @@ def fetch(cache):
 def extract_objects(args, wheel):
     """The wheel's gfx1250 objects, as files under WORK/objects (sorted)."""
     work = Path(args.work)
-    lib = work / "wheel" / LIBRARY
-    with zipfile.ZipFile(wheel) as z:
-        info = z.getinfo(LIBRARY)
-        if not lib.exists() or lib.stat().st_size != info.file_size:
-            z.extract(LIBRARY, work / "wheel")
+    lib = wheel_files.extracted(wheel, LIBRARY)
     objects = work / "objects"
     objects.mkdir(parents=True, exist_ok=True)
     for old in objects.glob("*.co"):

@@ -125,17 +125,12 @@ def main():
     jax_inputs = sorted(Path(args.jax).glob("*.co")) if args.jax else []
     if args.jax_cache and args.work:
         sys.path.insert(0, str(HERE.parent / "growth"))
-        import zipfile
         import oracle  # noqa: E402
         wheel, why = oracle.fetch(Path(args.jax_cache) / "wheels")
         if wheel is None:
             print(f"jax: not checked ({why})")
         else:
-            lib = Path(args.work) / oracle.LIBRARY
-            with zipfile.ZipFile(wheel) as z:
-                if not lib.exists() or lib.stat().st_size != z.getinfo(oracle.LIBRARY).file_size:
-                    z.extract(oracle.LIBRARY, args.work)
-            jax_inputs = [lib]
+            jax_inputs = [oracle.wheel_files.extracted(wheel, oracle.LIBRARY)]
     if jax_inputs:
         objs = jax_inputs
         r = subprocess.run([args.scan, "--sites"] + [str(o) for o in objs], capture_output=True, text=True)

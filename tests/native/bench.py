@@ -18,8 +18,10 @@ import argparse
 import os
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+import wheel_files  # noqa: E402
 
 FUNCTION = """  .p2align 4
   .type f{i},@function
@@ -58,16 +60,8 @@ def large_object(args, work):
 def wheel_libraries(work):
     cache = Path(os.environ.get("HOTSWAP_DOWNLOAD_CACHE") or Path.home() / ".cache" / "hotswap") / "wheels"
     wheels = sorted(cache.glob("*.whl"))
-    libs = []
-    for wheel in wheels:
-        with zipfile.ZipFile(wheel) as z:
-            for name in z.namelist():
-                if name.endswith(".so") or ".so." in name:
-                    target = work / "wheels" / f"{wheel.stem[:24]}-{Path(name).name}"
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    if not target.exists():
-                        target.write_bytes(z.read(name))
-                    libs.append(target)
+    # Extracted once per download cache, beside the wheels (tests/common/wheel_files.py).
+    libs = [lib for wheel in wheels for lib in wheel_files.shared_libraries(wheel)]
     return cache, libs
 
 
