@@ -61,6 +61,7 @@ class Result:
     def __init__(self):
         self.failures = []
         self.sites = []          # (old DS2 text, [emitted texts]) for the model
+        self.far_gateways = []   # (old entry, register pair as printed) of each far-jump gateway
         self.stats = dict(moved_functions=0, moved_instructions=0, ds2_replaced=0, clauses_nopped=0,
                           clauses_kept=0, branches_retargeted=0, pc_pairs_retargeted=0,
                           literal_edits_in_place=0, kd_entries_redirected=0, banked_sites=0,
@@ -403,6 +404,7 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
                     and (g.addr + 4 + struct.unpack_from("<Q", a.raw, 4)[0]) & (2**64 - 1) == want):
                 end = st.end
                 res.stats["gateways_far"] += 1
+                res.far_gateways.append((lo, pair))
         if end is None or end > hi:
             res.fail(f"{name}: its old entry {lo:#x} is not a gateway to its image "
                      f"{'(unknown)' if want is None else hex(want)}")

@@ -35,7 +35,9 @@ edges: synthetic objects (edge.py, llvm-mc-22 + ld.lld-22): DS2s of all 12
   rust/hotswap-code-object/tests/growth (pointer tables; stub kernels
   falling through into a moved function, one out of s_branch reach)
   rewritten complete, a gateway per moved function, their table relocations
-  re-aimed at the images.
+  re-aimed at the images; each far gateway's register pair dead at its entry
+  in the input, by the liveness checker of tests/liveness (which must refuse
+  a pair there that the input reads).
 selftest: the split rules against the model on random DS2 instructions (all
   12 mnemonics, overlaps, stride64, b64, banked VGPRs), every split line
   assembling with llvm-mc-22, and the comparison of each corpus object with
@@ -48,6 +50,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -222,7 +225,52 @@ def check_pair(args, in_path, out_path, report, rng, in_listing=None):
         if why:
             res.fail(f"model: {where} `{text}` -> {seq}: {why}")
     res.stats["model_sites"] = len(res.sites)
+    for why in far_gateway_registers(args, in_path, out_path, res.far_gateways):
+        res.fail(why)
     return res
+
+
+def pair_registers(pair):
+    """The two SGPRs of a pair as printed (`s[2:3]`, `vcc`), or None."""
+    if pair == "vcc":
+        return ["s106", "s107"]
+    m = re.fullmatch(r"s\[(\d+):(\d+)\]", pair)
+    if m and int(m.group(2)) == int(m.group(1)) + 1:
+        return [f"s{m.group(1)}", f"s{m.group(2)}"]
+    return None
+
+
+def dead_claim_violations(args, in_path, claims, scratch_file):
+    """The liveness checker of tests/liveness (it reads only llvm-objdump-22's
+    listing of the input) on `dead` claims: one line per violation."""
+    path = Path(scratch_file)
+    path.write_text(json.dumps(claims))
+    checker = Path(__file__).resolve().parents[1] / "liveness" / "check_scratch.py"
+    tools = args.tools or str(Path(shutil.which("llvm-objdump-22") or "llvm-objdump-22").parent)
+    r = subprocess.run([sys.executable, str(checker), "--tools", tools, str(in_path), str(path)],
+                       capture_output=True, text=True)
+    path.unlink()
+    if r.returncode == 0:
+        return []
+    return r.stdout.strip().splitlines() or [r.stderr.strip()[-300:]]
+
+
+def far_gateway_registers(args, in_path, out_path, gateways):
+    """A far-jump gateway overwrites its register pair before the moved code
+    runs: the pair must be dead at the function's entry in the input, on every
+    path, with a return reading whatever a calling convention may preserve or
+    return. One message per violation."""
+    claims, problems = [], []
+    for entry, pair in gateways:
+        regs = pair_registers(pair)
+        if regs is None:
+            problems.append(f"far gateway at {entry:#x}: unexpected register pair `{pair}`")
+        else:
+            claims.append({"site": entry, "end": entry, "kind": "dead", "scratch": regs})
+    if claims:
+        problems += [f"far gateway register not dead at its entry in the input: {x}"
+                     for x in dead_claim_violations(args, in_path, claims, str(out_path) + ".claims.json")]
+    return problems
 
 
 def island_corruption_caught(args, obj, out, report, rng, in_listing):
@@ -517,6 +565,17 @@ def edges(args):
         if gateways != st["moved_functions"] or want != (st["gateways_far"], st["relocations_reaimed"]):
             failures.append(f"{path.name}: expected a gateway per moved function, (far gateways, relocations "
                             f"re-aimed) = {want}, got ({st['gateways_far']}, {st['relocations_reaimed']})")
+        # The far gateways' register check must be able to fail: claiming
+        # every SGPR pair dead at every old entry must be refused somewhere.
+        if res.far_gateways:
+            entries = [g["old_entry"] for o in report.get("code_objects", []) for g in o.get("gateways", [])]
+            probe = [{"site": e, "end": e, "kind": "dead", "scratch": [f"s{n}", f"s{n + 1}"]}
+                     for e in entries for n in range(0, 106, 2)]
+            refused = len(dead_claim_violations(args, path, probe, str(out) + ".probe.json"))
+            print(f"tables: {path.name}: far gateways {res.far_gateways}: each pair dead at its entry "
+                  f"(checked); the same check refuses {refused} of {len(probe)} pairs at the old entries")
+            if refused == 0:
+                failures.append(f"{path.name}: the gateway register check refuses no pair at any old entry")
         if path.stem == "nonleaf" and st["literal_edits_in_place"] == 0:
             failures.append("nonleaf.co: the kernel's computed call target was not re-aimed where it is built")
     for f in failures[:40]:

@@ -25,6 +25,7 @@ Usage: check_scratch.py --tools DIR OBJECT CLAIMS.json
 Prints one line per violation; exit 1 when any, 0 otherwise.
 """
 import argparse
+import bisect
 import json
 import re
 import subprocess
@@ -145,15 +146,24 @@ def disassemble(tools, obj):
     funcs.sort()
     funcs = [(v, size if size else ((funcs[k + 1][0] - v) if k + 1 < len(funcs) else 1 << 40), n)
              for k, (v, size, n) in enumerate(funcs)]
+    # The owner is the first symbol (in address order) whose range holds the
+    # address: the smallest index whose running maximum of ends passes it,
+    # if that symbol starts at or before it (two binary searches).
+    starts = [v for v, _, _ in funcs]
+    max_end, top = [], 0
+    for v, size, _ in funcs:
+        top = max(top, v + size)
+        max_end.append(top)
     insns = {}
     for line in out.splitlines():
         m = LINE.match(line)
         if not m:
             continue
         addr = int(m.group(3), 16)
-        owner = next((n for v, size, n in funcs if v <= addr < v + size), None)
-        if owner is None:
+        k = bisect.bisect_right(max_end, addr)
+        if k >= len(funcs) or k >= bisect.bisect_right(starts, addr):
             continue
+        owner = funcs[k][2]
         insns[addr] = Insn(addr, m.group(1), m.group(2), m.group(4).split(), owner)
     return insns, kernels
 

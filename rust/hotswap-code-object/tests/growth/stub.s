@@ -5,7 +5,9 @@
 // A second kernel, `far`, is followed by 200 KiB of code and enters `work2`
 // by fall-through too: its image is out of s_branch reach, so its gateway is
 // a far jump through a pair dead at its entry (s[0:1]: written before any
-// read in `work2`, and no calling convention preserves it).
+// read in `work2`, and no calling convention preserves it). `work2` reads s2
+// first, so s[2:3] is live there: the test's control that the independent
+// liveness check of the gateway pair can refuse a pair.
   .amdgcn_target "amdgcn-amd-amdhsa--gfx1250"
   .text
   .p2align 8
@@ -18,6 +20,7 @@ far:
   .globl work2
   .type work2,@function
 work2:
+  s_mov_b32 s3, s2
   s_mov_b64 s[0:1], 0
   ds_load_2addr_b32 v[0:1], v2 offset0:1 offset1:2
   s_wait_dscnt 0
