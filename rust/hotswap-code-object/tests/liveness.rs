@@ -109,6 +109,31 @@ fn registers_of_a_load_in_flight_stay_live_to_the_wait() {
 }
 
 #[test]
+fn a_tensor_load_reads_its_descriptor_groups_and_no_other_sgpr() {
+    let l = liveness::analyze(CASES, Convention::Unknown).unwrap();
+    let (f, v, a) = at(&l, CASES, "k_tensor_site");
+    for s in 0..12 {
+        assert!(a.before.contains(Reg::S(s)), "s{s}: a descriptor SGPR");
+    }
+    for s in 12..106 {
+        assert!(
+            !a.before.contains(Reg::S(s)),
+            "s{s}: not read by the tensor load"
+        );
+    }
+    // The first dead SGPR is s12 (s0-s11 are the descriptor); before the
+    // tensor instructions were decoded, every scalar register was live here.
+    match l.scratch(f, v, Request::new(RegClass::Sgpr, 1, 1)).unwrap() {
+        Scratch::Dead { first, .. } => assert_eq!(first, 12),
+        other => panic!("{other:?}"),
+    }
+    // After the load the descriptor stays live up to the wait (read late).
+    let (_, _, late) = at(&l, CASES, "k_tensor_late");
+    assert!(late.before.contains(Reg::S(4)) && late.before.contains(Reg::S(0)));
+    assert!(!late.before.contains(Reg::S(12)));
+}
+
+#[test]
 fn loops_reach_a_fixed_point() {
     let l = liveness::analyze(CASES, Convention::Unknown).unwrap();
     let (_, _, a) = at(&l, CASES, "k_loop_site");
