@@ -19,11 +19,14 @@ decoded *text* is evaluated by small interpreters written here.
    B0's M0[19:0] + 4 * lane + offset in every active lane, transfers the same
    VGPR, and writes no register but the scratch (store) / destination (load);
 4. tensor: on random SGPR files and SCC, the descriptor the tensor
-   instruction sees after the emitted SALU is the original descriptor with
-   the workgroup mask (group 1 dword 0 bits [15:0]) zero and every other bit
-   equal; SCC and every SGPR but the mask register (dead form, and the
-   same-size form in an s_delay_alu's slot) or the scratch (live form) end
-   unchanged, the mask register restored in the live form;
+   instruction may read — in every state from its issue until an
+   `s_wait_tensorcnt 0` has passed (to the end of the sequence when none
+   follows: nothing says when it reads its SGPRs) — is the original
+   descriptor with the workgroup mask (group 1 dword 0 bits [15:0]) zero and
+   every other bit equal; SCC and every SGPR but the mask register (dead form,
+   and the same-size form in an s_delay_alu's slot) or the scratch (live
+   form) end unchanged, the mask register restored in the live form; the
+   model rejects a restore before the wait (its self-test);
 5. flat scratch base: on random states, the emitted s_mov_b64 + vector
    instruction compute what the original computed with the base, the only
    other register written being the scratch pair;
@@ -261,7 +264,9 @@ def sgpr_range(tok):
 
 def run_salu(text, s, scc):
     mn, ops, _ = operands(text)
-    if mn == "s_mov_b32":
+    if mn == "s_wait_tensorcnt":
+        pass  # no register effect: the model tracks what it waits for
+    elif mn == "s_mov_b32":
         s[sgpr_range(ops[0])[0]] = s[sgpr_range(ops[1])[0]]
     elif mn == "s_pack_hh_b32_b16":
         a = num(ops[1]) if not ops[1].startswith("s") else s[sgpr_range(ops[1])[0]]
@@ -277,7 +282,8 @@ def descriptor(text, s):
     return [[s[r] for r in sgpr_range(o)] for o in ops]
 
 
-def check_tensor(rec, orig_text, new_texts, rng, trials=200):
+def check_tensor(rec, orig_text, new_texts, rng, trials=200, report=None):
+    fail = report or globals()["fail"]
     tensors = [t for t in new_texts if t.startswith("tensor_load_to_lds")]
     if tensors != [orig_text]:
         fail(f"{rec['function']}@{rec['vaddr']:#x}: the tensor instruction is not kept unchanged once ({tensors})")
@@ -291,16 +297,28 @@ def check_tensor(rec, orig_text, new_texts, rng, trials=200):
         s0[mask_reg] |= rng.getrandbits(16) | 1  # a non-zero mask
         scc0 = rng.getrandbits(1)
         s, scc = list(s0), scc0
-        seen = None
+        # Nothing says when the tensor operation reads its descriptor SGPRs:
+        # any time from its issue until `s_wait_tensorcnt 0` has passed (or
+        # after the sequence, when no such wait follows it). Every state in
+        # that window is one it may see.
+        seen, in_flight = [], False
         for t in new_texts:
             if t.startswith("tensor_load_to_lds"):
-                seen = descriptor(t, s)
+                in_flight = True
+                seen.append(descriptor(t, s))
                 continue
+            mn, ops, _ = operands(t)
+            if mn == "s_wait_tensorcnt" and num(ops[0]) == 0:
+                in_flight = False
             scc = run_salu(t, s, scc)
+            if in_flight:
+                seen.append(descriptor(orig_text, s))
         want = descriptor(orig_text, s0)
         want[1][0] &= 0xFFFF0000
-        if seen != want:
-            fail(f"{rec['function']}@{rec['vaddr']:#x}: descriptor seen {seen}, want {want}")
+        wrong = [d for d in seen if d != want]
+        if not seen or wrong:
+            fail(f"{rec['function']}@{rec['vaddr']:#x}: descriptor the load may read {wrong[:1]}, "
+                 f"want {want}")
             return
         if scc != scc0:
             fail(f"{rec['function']}@{rec['vaddr']:#x}: SCC changed")
@@ -316,6 +334,26 @@ def check_tensor(rec, orig_text, new_texts, rng, trials=200):
         if not live and s[mask_reg] != s0[mask_reg] & 0xFFFF0000:
             fail(f"{rec['function']}@{rec['vaddr']:#x}: the dead mask register is not the cleared value")
             return
+
+
+def tensor_model_selftest(rng):
+    """The tensor model must reject a restore before `s_wait_tensorcnt 0`
+    (the load may still read the restored mask) and a wait that is not for
+    zero, and accept the emitter's form: else it could not catch the bug it
+    is there for."""
+    orig = "tensor_load_to_lds s[0:3], s[4:11]"
+    save, clear, restore = "s_mov_b32 s102, s4", "s_pack_hh_b32_b16 s4, 0, s4", "s_mov_b32 s4, s102"
+    rec = {"function": "model-selftest", "vaddr": 0, "kind": "tensor_live", "scratch": 102}
+    cases = [([save, clear, orig, "s_wait_tensorcnt 0x0", restore], True),
+             ([save, clear, orig, restore], False),
+             ([save, clear, orig, restore, "s_wait_tensorcnt 0x0"], False),
+             ([save, clear, orig, "s_wait_tensorcnt 0x1", restore], False)]
+    for texts, sound in cases:
+        caught = []
+        check_tensor(rec, orig, texts, rng, trials=8, report=caught.append)
+        if bool(caught) == sound:
+            fail(f"tensor model self-test: {texts} {'rejected' if sound else 'accepted'} "
+                 f"({caught[:1]})")
 
 
 # -------------------------------------------------------- flat scratch base model
@@ -477,6 +515,7 @@ def main():
     print(f"decode/encode: {len(blobs)} byte sequences, {len(emitted)} emitted instructions")
 
     # 3.-6. Models and refusals.
+    tensor_model_selftest(rng)
     m0s = [0, 4, 0xFFFC, 0xFFFF, 0x10000, 0x12340, 0x1FFF0, 0x4FFFC, 0x7FFFF,
            0xFFF00, 0xFFF03, 0xFFF04, 0xFFFFF, 0xFFF12345, 0x80010000, 0xFFFFFFFF]
     m0s += [rng.getrandbits(32) for _ in range(args.m0)]
