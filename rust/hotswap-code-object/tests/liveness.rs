@@ -446,3 +446,46 @@ fn mutated_objects_never_panic() {
         }
     }
 }
+
+static TDEF: &[u8] = include_bytes!("liveness/tdef.co");
+
+/// The reaching-definition proof of the tensor-mask fix's definition-site
+/// form (tests/liveness/tdef.s): s4's only definition at each `*_site` load,
+/// read by nothing but a tensor load whose mask is s4, then the in-place
+/// change of that definition, or why not.
+fn definition_form(site: &str) -> Result<(u64, Vec<u8>, Vec<u64>), String> {
+    use hotswap_code_object::rewrite::emit::tensor_mask;
+    let l = liveness::analyze(TDEF, Convention::Unknown).unwrap();
+    let (f, v, _) = at(&l, TDEF, site);
+    let allowed = |_: u64, b: &[u8]| tensor_mask::mask_sgpr(b) == Ok(4);
+    let d = l.only_definition(f, v, 4, &allowed)?;
+    let def = &TDEF[d.offset..d.offset + usize::from(d.len)];
+    let scc = l.live_at(f, d.vaddr).unwrap().after.contains(Reg::Scc);
+    let bytes = tensor_mask::clear_at_definition(def, 4, scc).map_err(|e| e.to_string())?;
+    Ok((d.vaddr, bytes, d.readers))
+}
+
+#[test]
+fn a_tensor_mask_definition_is_changed_in_place_only_when_it_alone_reaches_the_load() {
+    // s_mov_b32 s4, 0x12345678 -> 0x12340000, at the function's start.
+    let (at, bytes, readers) = definition_form("t_mov_site").unwrap();
+    assert_eq!(at, symbol(TDEF, "t_mov"));
+    assert_eq!(bytes, [0xff, 0x00, 0x84, 0xbe, 0x00, 0x00, 0x34, 0x12]);
+    assert_eq!(readers, [symbol(TDEF, "t_mov_site")]);
+    // s_and_b32 s4, s4, 0xabcdffff -> 0xabcd0000 (SCC overwritten unread).
+    let (_, bytes, _) = definition_form("t_and_site").unwrap();
+    assert_eq!(bytes, [0x04, 0xff, 0x04, 0x8b, 0x00, 0x00, 0xcd, 0xab]);
+    // s_movk_i32 s4, 0x1234 -> 0, read by the load on every trip of a loop.
+    let (_, bytes, _) = definition_form("t_loop_site").unwrap();
+    assert_eq!(bytes, [0x00, 0x00, 0x04, 0xb0]);
+    for (site, why) in [
+        ("t_and_scc_site", "SCC"),
+        ("t_other_site", "also read at"),
+        ("t_two_site", "2 writes of s4"),
+        ("t_entry_site", "function's entry"),
+        ("t_load_site", "written in part"),
+    ] {
+        let e = definition_form(site).unwrap_err();
+        assert!(e.contains(why), "{site}: {e}");
+    }
+}

@@ -165,6 +165,76 @@ pub fn clear_in_place_of_delay(delay: &[u8], tensor: &[u8]) -> Result<[u8; 4], R
     Ok(clear_bytes(mask_sgpr(tensor)?))
 }
 
+/// The definition-site form: the bytes that replace `def`, the instruction
+/// that alone writes the mask SGPR `mask` before the tensor load (a
+/// reaching-definition proof, `liveness::ObjectLiveness::only_definition`,
+/// with the load the only reader of its value), so that the value it writes
+/// has bits \[15:0\] zero and bits \[31:16\] as before. Same size: nothing
+/// moves. `scc_live_after`: whether SCC may be read after `def`.
+///
+/// - `s_mov_b32 sB, lit` (SOP1 0x00, 32-bit literal): the literal's low 16
+///   bits zeroed;
+/// - `s_movk_i32 sB, simm16` (SOPK 0x00) with bit 15 clear (the value is the
+///   immediate, high half zero): the immediate zeroed; with bit 15 set the
+///   high half is 0xFFFF, which no 16-bit immediate gives with a zero low
+///   half: refused;
+/// - `s_and_b32 sB, sB, lit` (either order; SOP2 0x16): the literal's low 16
+///   bits zeroed, so that sB\[31:16\] is still sB & lit; it writes SCC
+///   (result non-zero), which the change may flip: refused when SCC may be
+///   read after it.
+///
+/// Anything else (an inline constant, another opcode, a destination that is
+/// not `mask`) is refused.
+pub fn clear_at_definition(def: &[u8], mask: u8, scc_live_after: bool) -> Result<Vec<u8>, Reason> {
+    const NOT: Reason =
+        Reason::NotHandled("a definition other than s_mov_b32/s_movk_i32/s_and_b32");
+    let w0 = def
+        .get(..4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .ok_or(NOT)?;
+    let sdst = ((w0 >> 16) & 0x7F) as u8;
+    if sdst != mask {
+        return Err(NOT);
+    }
+    let mut out = def.to_vec();
+    let literal_low_zero = |out: &mut Vec<u8>| {
+        out[4] = 0;
+        out[5] = 0;
+    };
+    if w0 >> 23 == 0x17D && (w0 >> 8) & 0xFF == 0x00 && w0 & 0xFF == 255 && def.len() == 8 {
+        // s_mov_b32 sB, lit
+        literal_low_zero(&mut out);
+    } else if w0 >> 28 == 0xB && (w0 >> 23) & 0x1F == 0x00 && def.len() == 4 {
+        // s_movk_i32 sB, simm16
+        if w0 & 0x8000 != 0 {
+            return Err(Reason::Unsupported(
+                "s_movk_i32 of a negative immediate (high half 0xFFFF) as the mask's definition",
+            ));
+        }
+        out[0] = 0;
+        out[1] = 0;
+    } else if w0 >> 30 == 0b10 && (w0 >> 23) & 0x7F == 0x16 && def.len() == 8 {
+        // s_and_b32 sB, sB, lit / s_and_b32 sB, lit, sB
+        let (s0, s1) = (w0 & 0xFF, (w0 >> 8) & 0xFF);
+        let b = u32::from(mask);
+        if !((s0 == b && s1 == 255) || (s0 == 255 && s1 == b)) {
+            return Err(NOT);
+        }
+        if scc_live_after {
+            return Err(Reason::Unsupported(
+                "s_and_b32 as the mask's definition with SCC read after it (the change may flip SCC)",
+            ));
+        }
+        literal_low_zero(&mut out);
+    } else {
+        return Err(NOT);
+    }
+    Ok(out)
+}
+
+/// The fix's name in the report for the definition-site form.
+pub const FIX_DEFINITION: &str = "tensor-mask-clear-at-definition";
+
 /// The fix's name in the report (the mask SGPR dead after the site).
 pub const FIX: &str = "tensor-mask-clear";
 
@@ -317,6 +387,44 @@ mod tests {
         let mut t = T;
         t[9] = 5;
         assert!(matches!(mask_sgpr(&t), Err(Reason::Unsupported(_))));
+    }
+
+    #[test]
+    fn definitions_get_a_zero_low_half_in_place() {
+        // Bytes from llvm-mc-22 -mcpu=gfx1250.
+        let mov = [0xff, 0x00, 0x84, 0xbe, 0x78, 0x56, 0x34, 0x12]; // s_mov_b32 s4, 0x12345678
+        assert_eq!(
+            clear_at_definition(&mov, 4, true).unwrap(),
+            [0xff, 0x00, 0x84, 0xbe, 0x00, 0x00, 0x34, 0x12] // s_mov_b32 s4, 0x12340000
+        );
+        let movk = [0x34, 0x12, 0x04, 0xb0]; // s_movk_i32 s4, 0x1234
+        assert_eq!(
+            clear_at_definition(&movk, 4, true).unwrap(),
+            [0, 0, 0x04, 0xb0]
+        );
+        let neg = [0x34, 0x92, 0x04, 0xb0]; // s_movk_i32 s4, 0x9234
+        assert!(matches!(
+            clear_at_definition(&neg, 4, false),
+            Err(Reason::Unsupported(_))
+        ));
+        for and in [
+            [0x04, 0xff, 0x04, 0x8b, 0xff, 0xff, 0xcd, 0xab], // s_and_b32 s4, s4, 0xabcdffff
+            [0xff, 0x04, 0x04, 0x8b, 0xff, 0xff, 0xcd, 0xab], // s_and_b32 s4, 0xabcdffff, s4
+        ] {
+            let mut want = and;
+            want[4] = 0;
+            want[5] = 0;
+            assert_eq!(clear_at_definition(&and, 4, false).unwrap(), want);
+            assert!(matches!(
+                clear_at_definition(&and, 4, true),
+                Err(Reason::Unsupported(_))
+            ));
+        }
+        // Another destination, an inline constant, s_and_b32 of another SGPR.
+        assert!(clear_at_definition(&mov, 5, false).is_err());
+        assert!(clear_at_definition(&[0xc0, 0x00, 0x84, 0xbe], 4, false).is_err());
+        let other = [0x05, 0xff, 0x04, 0x8b, 0xff, 0xff, 0xcd, 0xab]; // s_and_b32 s4, s5, lit
+        assert!(clear_at_definition(&other, 4, false).is_err());
     }
 
     #[test]
