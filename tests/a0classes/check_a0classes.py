@@ -19,11 +19,18 @@ decoded *text* is evaluated by small interpreters written here.
    B0's M0[19:0] + 4 * lane + offset in every active lane, transfers the same
    VGPR, and writes no register but the scratch (store) / destination (load);
 4. tensor: on random SGPR files and SCC, the descriptor the tensor
-   instruction sees after the emitted SALU is the original descriptor with
-   the workgroup mask (group 1 dword 0 bits [15:0]) zero and every other bit
-   equal; SCC and every SGPR but the mask register (dead form, and the
-   same-size form in an s_delay_alu's slot) or the scratch (live form) end
-   unchanged, the mask register restored in the live form;
+   instruction may read — in every state from its issue until an
+   `s_wait_tensorcnt 0` has passed (to the end of the sequence when none
+   follows: nothing says when it reads its SGPRs) — is the original
+   descriptor with the workgroup mask (group 1 dword 0 bits [15:0]) zero and
+   every other bit equal; SCC and every SGPR but the mask register (dead form,
+   and the same-size form in an s_delay_alu's slot) or the scratch (live
+   form) end unchanged, the mask register restored in the live form; the
+   model rejects a restore before the wait (its self-test); the
+   definition-site form (`tensor_def`: the mask SGPR's only reaching
+   definition changed in place, classes.cl's tdm_def) makes the load read
+   the original descriptor with the mask zero, every other SGPR equal, SCC
+   equal unless reported unread after the definition;
 5. flat scratch base: on random states, the emitted s_mov_b64 + vector
    instruction compute what the original computed with the base, the only
    other register written being the scratch pair;
@@ -261,15 +268,26 @@ def sgpr_range(tok):
 
 def run_salu(text, s, scc):
     mn, ops, _ = operands(text)
-    if mn == "s_mov_b32":
-        s[sgpr_range(ops[0])[0]] = s[sgpr_range(ops[1])[0]]
+    def val(tok):
+        return s[sgpr_range(tok)[0]] if tok.startswith("s") else num(tok)
+    if mn == "s_wait_tensorcnt":
+        pass  # no register effect: the model tracks what it waits for
+    elif mn == "s_mov_b32":
+        s[sgpr_range(ops[0])[0]] = val(ops[1])
+    elif mn == "s_movk_i32":
+        k = num(ops[1]) & 0xFFFF
+        s[sgpr_range(ops[0])[0]] = k | (0xFFFF0000 if k & 0x8000 else 0)
+    elif mn == "s_and_b32":
+        r = val(ops[1]) & val(ops[2])
+        s[sgpr_range(ops[0])[0]] = r
+        return int(r != 0)
     elif mn == "s_pack_hh_b32_b16":
         a = num(ops[1]) if not ops[1].startswith("s") else s[sgpr_range(ops[1])[0]]
         b = num(ops[2]) if not ops[2].startswith("s") else s[sgpr_range(ops[2])[0]]
         s[sgpr_range(ops[0])[0]] = (a >> 16) | (b & 0xFFFF0000)
     else:
         raise ValueError(f"unmodelled SALU instruction {text}")
-    return scc  # neither writes SCC
+    return scc  # none of the others writes SCC
 
 
 def descriptor(text, s):
@@ -277,7 +295,8 @@ def descriptor(text, s):
     return [[s[r] for r in sgpr_range(o)] for o in ops]
 
 
-def check_tensor(rec, orig_text, new_texts, rng, trials=200):
+def check_tensor(rec, orig_text, new_texts, rng, trials=200, report=None):
+    fail = report or globals()["fail"]
     tensors = [t for t in new_texts if t.startswith("tensor_load_to_lds")]
     if tensors != [orig_text]:
         fail(f"{rec['function']}@{rec['vaddr']:#x}: the tensor instruction is not kept unchanged once ({tensors})")
@@ -291,16 +310,28 @@ def check_tensor(rec, orig_text, new_texts, rng, trials=200):
         s0[mask_reg] |= rng.getrandbits(16) | 1  # a non-zero mask
         scc0 = rng.getrandbits(1)
         s, scc = list(s0), scc0
-        seen = None
+        # Nothing says when the tensor operation reads its descriptor SGPRs:
+        # any time from its issue until `s_wait_tensorcnt 0` has passed (or
+        # after the sequence, when no such wait follows it). Every state in
+        # that window is one it may see.
+        seen, in_flight = [], False
         for t in new_texts:
             if t.startswith("tensor_load_to_lds"):
-                seen = descriptor(t, s)
+                in_flight = True
+                seen.append(descriptor(t, s))
                 continue
+            mn, ops, _ = operands(t)
+            if mn == "s_wait_tensorcnt" and num(ops[0]) == 0:
+                in_flight = False
             scc = run_salu(t, s, scc)
+            if in_flight:
+                seen.append(descriptor(orig_text, s))
         want = descriptor(orig_text, s0)
         want[1][0] &= 0xFFFF0000
-        if seen != want:
-            fail(f"{rec['function']}@{rec['vaddr']:#x}: descriptor seen {seen}, want {want}")
+        wrong = [d for d in seen if d != want]
+        if not seen or wrong:
+            fail(f"{rec['function']}@{rec['vaddr']:#x}: descriptor the load may read {wrong[:1]}, "
+                 f"want {want}")
             return
         if scc != scc0:
             fail(f"{rec['function']}@{rec['vaddr']:#x}: SCC changed")
@@ -316,6 +347,81 @@ def check_tensor(rec, orig_text, new_texts, rng, trials=200):
         if not live and s[mask_reg] != s0[mask_reg] & 0xFFFF0000:
             fail(f"{rec['function']}@{rec['vaddr']:#x}: the dead mask register is not the cleared value")
             return
+
+
+def check_tensor_def(rec, orig_text, new_texts, tensor_text, rng, trials=200, report=None):
+    """The definition-site form: the definition `orig_text` replaced by the
+    one instruction `new_texts`; on random SGPR files and SCC, the descriptor
+    the tensor load then reads is the one it read after the original
+    definition with the mask (group 1 dword 0 bits [15:0]) zero and every
+    other bit equal, every other SGPR equal, and SCC equal unless the driver
+    reports it unread after the definition (s_and_b32 writes it from its
+    result; that it is dead there is the liveness analysis' claim, which
+    liveness.checker checks on its own objects, not here)."""
+    fail = report or globals()["fail"]
+    where = f"{rec['function']}@{rec['definition']:#x}"
+    if len(new_texts) != 1:
+        fail(f"{where}: the definition's replacement is not one instruction: {new_texts}")
+        return
+    _, ops, _ = operands(tensor_text)
+    mask_reg = sgpr_range(ops[1])[0]
+    for trial in range(trials):
+        s0 = [rng.getrandbits(32) for _ in range(106)]
+        if trial < 2:
+            # A mask register whose high half is zero: an s_and_b32 kept
+            # non-zero only by its low half sets SCC differently once changed.
+            s0[mask_reg] = (0, 0xABCD)[trial]
+        scc0 = rng.getrandbits(1)
+        a, b = list(s0), list(s0)
+        scc_a = run_salu(orig_text, a, scc0)
+        scc_b = run_salu(new_texts[0], b, scc0)
+        want = descriptor(tensor_text, a)
+        want[1][0] &= 0xFFFF0000
+        if descriptor(tensor_text, b) != want:
+            fail(f"{where}: the load reads {descriptor(tensor_text, b)}, want {want}")
+            return
+        if any(a[i] != b[i] for i in range(106) if i != mask_reg):
+            fail(f"{where}: another SGPR differs after the changed definition")
+            return
+        if scc_a != scc_b and rec["scc_live"]:
+            fail(f"{where}: SCC differs and may be read after the definition")
+            return
+
+
+def tensor_model_selftest(rng):
+    """The tensor model must reject a restore before `s_wait_tensorcnt 0`
+    (the load may still read the restored mask) and a wait that is not for
+    zero, and accept the emitter's form: else it could not catch the bug it
+    is there for."""
+    orig = "tensor_load_to_lds s[0:3], s[4:11]"
+    save, clear, restore = "s_mov_b32 s102, s4", "s_pack_hh_b32_b16 s4, 0, s4", "s_mov_b32 s4, s102"
+    rec = {"function": "model-selftest", "vaddr": 0, "kind": "tensor_live", "scratch": 102}
+    cases = [([save, clear, orig, "s_wait_tensorcnt 0x0", restore], True),
+             ([save, clear, orig, restore], False),
+             ([save, clear, orig, restore, "s_wait_tensorcnt 0x0"], False),
+             ([save, clear, orig, "s_wait_tensorcnt 0x1", restore], False)]
+    for texts, sound in cases:
+        caught = []
+        check_tensor(rec, orig, texts, rng, trials=8, report=caught.append)
+        if bool(caught) == sound:
+            fail(f"tensor model self-test: {texts} {'rejected' if sound else 'accepted'} "
+                 f"({caught[:1]})")
+    # The definition-site form: the low half zeroed (sound), the high half
+    # changed too, another register's value, SCC flipped where it is read.
+    drec = {"function": "model-selftest", "definition": 0, "scc_live": True}
+    mov = "s_mov_b32 s4, 0x12345678"
+    for new, scc_live, sound in [("s_mov_b32 s4, 0x12340000", True, True),
+                                 ("s_mov_b32 s4, 0", True, False),
+                                 ("s_mov_b32 s4, s5", True, False),
+                                 ("s_and_b32 s4, s4, 0xffff0000", False, True),
+                                 ("s_and_b32 s4, s4, 0xffff0000", True, False)]:
+        caught = []
+        check_tensor_def(dict(drec, scc_live=scc_live), mov if "mov" in new else
+                         "s_and_b32 s4, s4, 0xffffffff", [new], orig, rng, trials=8,
+                         report=caught.append)
+        if bool(caught) == sound:
+            fail(f"tensor definition model self-test: {new} (scc_live {scc_live}) "
+                 f"{'rejected' if sound else 'accepted'} ({caught[:1]})")
 
 
 # -------------------------------------------------------- flat scratch base model
@@ -414,8 +520,12 @@ def main():
             records.append(r)
 
     # 1. Sites against llvm-objdump-22 and the analysis.
+    texts = {}
     for path in objects:
         funcs = disassemble(args.objdump, path)
+        for insns in funcs.values():
+            for a, t, _ in insns:
+                texts[(path, a)] = t
         want = {}
         for name, insns in funcs.items():
             for a, t, _ in insns:
@@ -425,7 +535,7 @@ def main():
         got = {}
         for r in records:
             if r["site"] == path:
-                k = "tensor" if r["kind"] in ("tensor_live", "tensor_delay") else r["kind"]
+                k = "tensor" if r["kind"] in ("tensor_live", "tensor_delay", "tensor_def") else r["kind"]
                 got.setdefault(k, set()).add((r["function"], r["vaddr"]))
         if got != want:
             fail(f"{path}: driver sites {sorted((k, len(v)) for k, v in got.items())}, "
@@ -477,11 +587,13 @@ def main():
     print(f"decode/encode: {len(blobs)} byte sequences, {len(emitted)} emitted instructions")
 
     # 3.-6. Models and refusals.
+    tensor_model_selftest(rng)
     m0s = [0, 4, 0xFFFC, 0xFFFF, 0x10000, 0x12340, 0x1FFF0, 0x4FFFC, 0x7FFFF,
            0xFFF00, 0xFFF03, 0xFFF04, 0xFFFFF, 0xFFF12345, 0x80010000, 0xFFFFFFFF]
     m0s += [rng.getrandbits(32) for _ in range(args.m0)]
     stats = {"exact": 0, "carry": 0}
-    done = {"addtid": 0, "tensor": 0, "tensor_live": 0, "tensor_delay": 0, "fsb": 0, "fp8_clamp": 0}
+    done = {"addtid": 0, "tensor": 0, "tensor_live": 0, "tensor_delay": 0, "tensor_def": 0, "fsb": 0,
+            "fp8_clamp": 0}
     refused = []
     for i, (key, r) in enumerate(unique.items()):
         orig = [t for _, t, _ in dec.get(f"o{i}", [])]
@@ -503,6 +615,8 @@ def main():
             check_addtid(r, orig[0], new, m0s, rng, stats)
         elif k in ("tensor", "tensor_live", "tensor_delay"):
             check_tensor(r, orig[0], new, rng)
+        elif k == "tensor_def":
+            check_tensor_def(r, orig[0], new, texts.get((r["site"], r["vaddr"]), ""), rng)
         elif k == "fsb":
             check_fsb(r, orig[0], new, rng)
         elif k == "fp8_clamp":
@@ -515,6 +629,8 @@ def main():
             continue
         if not any(fn == f and frag in why for f, frag in EXPECTED_REFUSALS):
             fail(f"{fn}: unexpected refusal of a {k} site: {why}")
+    if not done["tensor_def"]:
+        fail("no tensor load's mask definition was changed in place (classes.cl tdm_def)")
     for f, frag in EXPECTED_REFUSALS:
         if not any(fn == f and frag in why for fn, _, why in refused):
             fail(f"{f}: the expected refusal '{frag}' did not happen")

@@ -81,7 +81,9 @@ class Insn:
 
     def model(self, m, text):
         regs = operands(text)
-        no_dst = (m.startswith(NO_DST) or "_store" in m
+        # The tensor data movers name only sources: their four descriptor
+        # groups (tensor_load_to_lds writes LDS, not its first operand).
+        no_dst = (m.startswith(NO_DST) or "_store" in m or m.startswith("tensor_")
                   or ("atomic" in m and "TH_ATOMIC_RETURN" not in text)
                   or m.endswith(("_inv", "_wb", "_wbinv")) or "prefetch" in m
                   or "async_to_lds" in m or "async_from_lds" in m)

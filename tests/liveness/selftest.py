@@ -36,6 +36,9 @@ TARGETED = [
     ("k_msb_site", "v257", "read as v1 in src0 bank 1"),
     ("k_flight_site", "v8", "a load may still write it"),
     ("k_loop_site", "v10", "read by the loop's next iteration"),
+    ("k_tensor_site", "s0", "read by the tensor load (its first descriptor group)"),
+    ("k_tensor_site", "s11", "read by the tensor load (its second descriptor group)"),
+    ("k_tensor_late", "s4", "the tensor load may still read it"),
     ("f_callee_site", "s20", "callee-saved and never written: a caller may read it"),
     ("f_callee_site", "v45", "callee-saved VGPR"),
 ]

@@ -52,7 +52,6 @@ for level, kept in (("O1", 2), ("O3", 4)):
 GROWTH = {  # refusal fixtures (refusals.s): fixture, class, mnemonic
     "ds_load_addtid": ("ds_addtid", "ds_load_addtid_b32"),
     "ds_addtid": ("ds_addtid", "ds_store_addtid_b32"),
-    "tensor_lds": ("tensor_lds", "tensor_load_to_lds"),
     "wmma_k128": ("wmma_k128", "v_wmma_f16_16x16x128_bf8_fp8"),
     "wmma_f4": ("wmma_f4", "v_wmma_f32_32x16x128_f4"),
     "wmma_scale": ("wmma_scale", "v_wmma_scale16_f32_16x16x128_f8f6f4"),
@@ -65,13 +64,10 @@ for fixture, (cls, mnemonic) in GROWTH.items():
         "needs_growth",
         rf"1 site\(s\) need code growth; the first: {cls} \({mnemonic}\) in k at offset 0xc \(vaddr {HEX}\)")
 # Fixed by growth since issue 30/31 (the fixtures keep their names): the
-# growth proof is tests/wmma (wmma.rewrite); these two are refused by their
-# emitters, for the reasons pinned here.
-EXPECTED["refused.tensor_lds"] = (
-    "growth_refused",
-    rf"code growth refused: tensor_lds \(tensor_load_to_lds\) in k at offset 0xc \(vaddr {HEX}\): "
-    r"the mask SGPR s4 may be read after the site \(by later code, or by the load itself after issue\): "
-    r"restoring it after the load is not proved safe")
+# growth proof is tests/wmma (wmma.rewrite); refused.wmma_scale is refused by
+# its emitter, for the reason pinned here. refused.tensor_lds is grown (its
+# mask SGPR, live to s_endpgm while the load is in flight, saved in a dead
+# SGPR and restored after s_wait_tensorcnt 0; proof: tests/a0classes).
 EXPECTED["refused.wmma_scale"] = (
     "growth_refused",
     rf"code growth refused: wmma_scale \(v_wmma_scale16_f32_16x16x128_f8f6f4\) in k at offset 0xc "

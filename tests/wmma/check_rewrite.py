@@ -34,7 +34,7 @@ CHECKER = HERE.parent / "liveness" / "check_scratch.py"
 # Each wired fix must be seen at least once on the corpora.
 REQUIRED_FIXES = {
     "wmma-k128-split", "wmma-f4-m-split", "wmma-scale16-k-split", "wmma-int-nops",
-    "ds-addtid-alu-address", "flat-scratch-base-sgpr-pair",
+    "ds-addtid-alu-address", "flat-scratch-base-sgpr-pair", "tensor-mask-clear-saved",
 }
 
 

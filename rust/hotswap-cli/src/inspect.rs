@@ -26,8 +26,9 @@
 //! copy in `functions` has `"moved_to": VADDR` and, when its entry jumps
 //! there (a gateway), `"gateway": "s_branch" | "far-jump"`,
 //! and `"pending_sites"` counts the A0 sites still needing a change outside
-//! those original copies (`s_clause` kept by policy not counted): 0 when
-//! nothing reachable still needs a change.
+//! those original copies (`s_clause` kept by policy and the rewriter's own
+//! tensor-mask fixes not counted): 0 when nothing reachable still needs a
+//! change.
 //!
 //! Offsets are ELF virtual addresses. `functions`, `complete` and `unknown`
 //! are present only for analysed (gfx125x) objects; `note` says why another
@@ -529,11 +530,20 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
                         vaddr >= m.original_vaddr && vaddr - m.original_vaddr < m.original_size
                     })
                 };
+                // A tensor load right after its mask's clear in a moved
+                // function's image is the rewriter's own fix.
+                let bytes = view.as_ref().map_or(&[][..], |v| v.bytes());
                 object.pending_sites = Some(
                     analysis
-                        .sites()
-                        .filter(|s| s.needs_change && s.class != A0Class::SClause)
-                        .filter(|s| !inside(s.vaddr))
+                        .functions
+                        .iter()
+                        .flat_map(|f| f.sites.iter().map(move |s| (f, s)))
+                        .filter(|(_, s)| s.needs_change && s.class != A0Class::SClause)
+                        .filter(|(_, s)| !inside(s.vaddr))
+                        .filter(|(f, s)| {
+                            s.class != A0Class::TensorLds
+                                || !rewrite::own_tensor_mask_fix(bytes, f, s, map)
+                        })
                         .count(),
                 );
                 object.moved_functions = Some(

@@ -15,13 +15,19 @@
 //! original and replacement are both two instructions —, `fsb`,
 //! `fp8_clamp`), its `"vaddr"`, the VGPR-MSB `"mode"` (null when unknown), the
 //! `"original"` bytes and either the `"replacement"` bytes (hex) with the
-//! scratch registers chosen, or the `"refusal"`. This driver has no liveness:
-//! it picks scratch registers the instruction does not name (v255 or v254;
+//! scratch registers chosen, or the `"refusal"`. For the at-site forms this
+//! driver uses no liveness: it picks scratch registers the instruction does
+//! not name (v255 or v254;
 //! s102; s[100:101]), and emits both tensor forms (mask register dead and
-//! live). Exit 1 when an object cannot be read or analysed.
+//! live), and `tensor_def` — the definition-site form, where the mask SGPR's
+//! only reaching definition (`liveness::ObjectLiveness::only_definition`) is
+//! read by tensor loads alone: the definition's bytes as `original`, its
+//! replacement, its address as `definition` and whether SCC may be read after
+//! it as `scc_live`. Exit 1 when an object cannot be read or analysed.
 use std::process::ExitCode;
 
 use hotswap_code_object::gfx1250::{self, A0Class, Fix};
+use hotswap_code_object::liveness::{self, Convention};
 use hotswap_code_object::rewrite::emit::{
     ds_addtid, flat_scratch_base, fp8_clamp, tensor_mask, Expansion, Reason,
 };
@@ -86,6 +92,24 @@ fn sites(bytes: &[u8], mode: Option<u8>) -> Vec<(&'static str, String)> {
     vec![]
 }
 
+/// The definition-site form of the tensor load at `site` whose mask SGPR is
+/// `mask`: the definition's address, bytes, replacement and whether SCC may
+/// be read after it; `None` when the proof or the emitter refuses.
+fn definition_form(
+    l: &liveness::ObjectLiveness<'_>,
+    data: &[u8],
+    site: u64,
+    mask: u8,
+) -> Option<(u64, Vec<u8>, Vec<u8>, bool)> {
+    let f = l.function_at(site)?;
+    let allowed = |_: u64, b: &[u8]| tensor_mask::mask_sgpr(b) == Ok(mask);
+    let d = l.only_definition(f, site, mask, &allowed).ok()?;
+    let def = data.get(d.offset..d.offset + usize::from(d.len))?.to_vec();
+    let scc_live = l.live_at(f, d.vaddr)?.after.contains(liveness::Reg::Scc);
+    let new = tensor_mask::clear_at_definition(&def, mask, scc_live).ok()?;
+    Some((d.vaddr, def, new, scc_live))
+}
+
 fn run(path: &str) -> Result<(), String> {
     let data = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
     let analysis = gfx1250::analyze(&data).map_err(|e| format!("{path}: {e}"))?;
@@ -101,6 +125,11 @@ fn run(path: &str) -> Result<(), String> {
         count(A0Class::TensorLds),
         count(A0Class::Fp8Clamp),
     );
+    // The definition-site tensor form where its reaching-definition proof
+    // holds (register liveness of the whole object, computed once).
+    let liveness = (count(A0Class::TensorLds) > 0)
+        .then(|| liveness::analyze(&data, Convention::Unknown).ok())
+        .flatten();
     for f in &analysis.functions {
         let Some(start) = f.file_offset.and_then(|o| usize::try_from(o).ok()) else {
             continue;
@@ -136,6 +165,19 @@ fn run(path: &str) -> Result<(), String> {
                         hex(bytes),
                         hex(&slot),
                         hex(bytes)
+                    );
+                }
+            }
+            if let (Some(l), Ok(mask)) = (&liveness, tensor_mask::mask_sgpr(bytes)) {
+                if let Some((def_vaddr, def, new, scc_live)) =
+                    definition_form(l, &data, vaddr, mask)
+                {
+                    println!(
+                        "{{\"site\":{},\"function\":{},\"vaddr\":{vaddr},\"kind\":\"tensor_def\",\"mode\":null,\"original\":\"{}\",\"replacement\":\"{}\",\"definition\":{def_vaddr},\"scc_live\":{scc_live},\"scratch\":null}}",
+                        json_str(path),
+                        json_str(&f.name),
+                        hex(&def),
+                        hex(&new)
                     );
                 }
             }

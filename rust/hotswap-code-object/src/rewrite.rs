@@ -626,6 +626,9 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
                 {
                     growth_sites.push(info())
                 }
+                Fix::Growth
+                    if site.class == A0Class::TensorLds
+                        && own_tensor_mask_fix(code_object, function, site, &previously_moved) => {}
                 Fix::Growth => report.remaining.push(info()),
                 Fix::SameSize if !site.needs_change => {}
                 Fix::SameSize
@@ -791,6 +794,53 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
 
 /// File ranges `[start, end)` of the executable code: `SHF_ALLOC|SHF_EXECINSTR`
 /// sections, or, without section headers, executable `PT_LOAD` segments.
+/// Whether the `tensor_load_to_lds` `site` of `function` is the load of this
+/// rewriter's own tensor-mask fix in an object it grew before: `function`
+/// lies in the image of a moved function and the instruction right before
+/// the site (boundaries walked from the function's start) is
+/// `s_pack_hh_b32_b16 sB, 0, sB` of the load's mask SGPR `sB`. The image is
+/// this rewriter's output, where nothing branches into the middle of a
+/// site's replacement (branches are re-aimed at its start), so the clear
+/// runs before every execution of the load: the site needs nothing more.
+/// `previously_moved`: the object's marker map ([`moved_functions_of`]);
+/// `hotswap inspect` asks the same question of a grown output.
+pub fn own_tensor_mask_fix(
+    code_object: &[u8],
+    function: &Function,
+    site: &Site,
+    previously_moved: &[placement::MovedRange],
+) -> bool {
+    let in_image = previously_moved
+        .iter()
+        .any(|r| function.vaddr >= r.new_vaddr && function.vaddr - r.new_vaddr < r.new_size);
+    let (Some(start), true) = (function.file_offset, in_image) else {
+        return false;
+    };
+    let Some(load) = elf::range(code_object, site.file_offset, u64::from(site.len)) else {
+        return false;
+    };
+    let Ok(mask) = emit::tensor_mask::mask_sgpr(load) else {
+        return false;
+    };
+    let clear = emit::tensor_mask::clear_bytes(mask);
+    let (mut at, mut previous) = (start, None);
+    while at < site.file_offset {
+        let Some(bytes) = code_object.get(at as usize..site.file_offset as usize) else {
+            return false;
+        };
+        let Ok(d) = gfx1250::walker::decode(bytes) else {
+            return false;
+        };
+        previous = Some(at);
+        at += u64::from(d.len);
+    }
+    at == site.file_offset
+        && previous.is_some_and(|p| {
+            site.file_offset - p == 4
+                && code_object.get(p as usize..site.file_offset as usize) == Some(&clear[..])
+        })
+}
+
 fn code_ranges(object: &CodeObject<'_>) -> Vec<(u64, u64)> {
     let in_file = |offset: u64, size: u64| {
         offset

@@ -109,6 +109,31 @@ fn registers_of_a_load_in_flight_stay_live_to_the_wait() {
 }
 
 #[test]
+fn a_tensor_load_reads_its_descriptor_groups_and_no_other_sgpr() {
+    let l = liveness::analyze(CASES, Convention::Unknown).unwrap();
+    let (f, v, a) = at(&l, CASES, "k_tensor_site");
+    for s in 0..12 {
+        assert!(a.before.contains(Reg::S(s)), "s{s}: a descriptor SGPR");
+    }
+    for s in 12..106 {
+        assert!(
+            !a.before.contains(Reg::S(s)),
+            "s{s}: not read by the tensor load"
+        );
+    }
+    // The first dead SGPR is s12 (s0-s11 are the descriptor); before the
+    // tensor instructions were decoded, every scalar register was live here.
+    match l.scratch(f, v, Request::new(RegClass::Sgpr, 1, 1)).unwrap() {
+        Scratch::Dead { first, .. } => assert_eq!(first, 12),
+        other => panic!("{other:?}"),
+    }
+    // After the load the descriptor stays live up to the wait (read late).
+    let (_, _, late) = at(&l, CASES, "k_tensor_late");
+    assert!(late.before.contains(Reg::S(4)) && late.before.contains(Reg::S(0)));
+    assert!(!late.before.contains(Reg::S(12)));
+}
+
+#[test]
 fn loops_reach_a_fixed_point() {
     let l = liveness::analyze(CASES, Convention::Unknown).unwrap();
     let (_, _, a) = at(&l, CASES, "k_loop_site");
@@ -419,5 +444,48 @@ fn mutated_objects_never_panic() {
                 }
             }
         }
+    }
+}
+
+static TDEF: &[u8] = include_bytes!("liveness/tdef.co");
+
+/// The reaching-definition proof of the tensor-mask fix's definition-site
+/// form (tests/liveness/tdef.s): s4's only definition at each `*_site` load,
+/// read by nothing but a tensor load whose mask is s4, then the in-place
+/// change of that definition, or why not.
+fn definition_form(site: &str) -> Result<(u64, Vec<u8>, Vec<u64>), String> {
+    use hotswap_code_object::rewrite::emit::tensor_mask;
+    let l = liveness::analyze(TDEF, Convention::Unknown).unwrap();
+    let (f, v, _) = at(&l, TDEF, site);
+    let allowed = |_: u64, b: &[u8]| tensor_mask::mask_sgpr(b) == Ok(4);
+    let d = l.only_definition(f, v, 4, &allowed)?;
+    let def = &TDEF[d.offset..d.offset + usize::from(d.len)];
+    let scc = l.live_at(f, d.vaddr).unwrap().after.contains(Reg::Scc);
+    let bytes = tensor_mask::clear_at_definition(def, 4, scc).map_err(|e| e.to_string())?;
+    Ok((d.vaddr, bytes, d.readers))
+}
+
+#[test]
+fn a_tensor_mask_definition_is_changed_in_place_only_when_it_alone_reaches_the_load() {
+    // s_mov_b32 s4, 0x12345678 -> 0x12340000, at the function's start.
+    let (at, bytes, readers) = definition_form("t_mov_site").unwrap();
+    assert_eq!(at, symbol(TDEF, "t_mov"));
+    assert_eq!(bytes, [0xff, 0x00, 0x84, 0xbe, 0x00, 0x00, 0x34, 0x12]);
+    assert_eq!(readers, [symbol(TDEF, "t_mov_site")]);
+    // s_and_b32 s4, s4, 0xabcdffff -> 0xabcd0000 (SCC overwritten unread).
+    let (_, bytes, _) = definition_form("t_and_site").unwrap();
+    assert_eq!(bytes, [0x04, 0xff, 0x04, 0x8b, 0x00, 0x00, 0xcd, 0xab]);
+    // s_movk_i32 s4, 0x1234 -> 0, read by the load on every trip of a loop.
+    let (_, bytes, _) = definition_form("t_loop_site").unwrap();
+    assert_eq!(bytes, [0x00, 0x00, 0x04, 0xb0]);
+    for (site, why) in [
+        ("t_and_scc_site", "SCC"),
+        ("t_other_site", "also read at"),
+        ("t_two_site", "2 writes of s4"),
+        ("t_entry_site", "function's entry"),
+        ("t_load_site", "written in part"),
+    ] {
+        let e = definition_form(site).unwrap_err();
+        assert!(e.contains(why), "{site}: {e}");
     }
 }

@@ -59,3 +59,12 @@ kernel void fp8_clamp_asm(global float *in, global int *out) {
   __asm volatile("v_cvt_pk_fp8_f32 %0, %1, %2 clamp" : "=v"(r) : "v"(in[i]), "v"(in[i + 1]));
   out[i] = r;
 }
+
+// The definition-site tensor form: the mask SGPR's only definition is a
+// constant (clang-22: s_mov_b32 s0, 0x12345678) read by the load alone.
+kernel void tdm_def(global const int *p) {
+  i32x4 g0 = (i32x4)(p[0], p[1], p[2], p[3]);
+  i32x8 g1 = (i32x8)(0x12345678, p[5], p[6], p[7], p[8], p[9], 0, 0);
+  __builtin_amdgcn_tensor_load_to_lds(g0, g1, (i32x4)(0), (i32x4)(0), 0);
+  __builtin_amdgcn_s_wait_tensorcnt(0);
+}

@@ -359,9 +359,10 @@ pub const CLASSES: &[ClassInfo] = &[
         class: A0Class::TensorLds,
         name: "tensor_lds",
         description: "A non-zero workgroup mask is a cluster multicast that hangs A0. \
-            Growth (every operand form): the mask cleared at the site by `s_pack_hh_b32_b16` \
-            when its SGPR is provably dead after the site (else refused: a restore after the \
-            load could race its late operand read). \
+            Growth (every operand form): the mask cleared at the site by `s_pack_hh_b32_b16`; \
+            when its SGPR may be read after the site it is saved in a dead scratch SGPR and \
+            restored after `s_wait_tensorcnt 0` (when the load reads its operands is not known; \
+            refused when no SGPR is dead). \
             The same-size definition-site literal rewrite needs a data-flow proof this analysis \
             does not make.",
         pattern: r"tensor_load_to_lds$",

@@ -202,14 +202,7 @@ pub fn effect(vaddr: u64, bytes: &[u8], d: walker::Decoded, mode: Mode) -> Effec
                 vgprs_unknown(e)
             }
         }
-        Family::Vimage => {
-            // The tensor data movers: SGPR groups and LDS; read every scalar
-            // register, write none the model can name.
-            let mut e = Effect::new();
-            e.uses = RegSet::ALL_SCALAR;
-            e.memory = true;
-            e
-        }
+        Family::Vimage => tensor(bytes),
         Family::Vop3px2 => match banks {
             Some(b) => scaled_wmma(bytes, b),
             None => vgprs_unknown(scaled_wmma(bytes, Banks(0))),
@@ -518,6 +511,47 @@ fn vflat(b: &[u8], op: u16, banks: Banks) -> Effect {
     e
 }
 
+/// The SGPR count of each of the four descriptor groups of a tensor data
+/// mover (128, 256, 128 and 128 bits).
+const TENSOR_GROUP_LEN: [u8; 4] = [4, 8, 4, 4];
+
+/// The tensor data movers, the only VIMAGE instructions of gfx1250
+/// (`tensor_load_to_lds` 0xC4, `tensor_store_from_lds` 0xC5; the walker
+/// decodes no other): they read the four descriptor groups whose first SGPRs
+/// are w2 bytes 0..3 (124 = `null`: absent) and write no register (their
+/// data goes to LDS or memory). Fields as llvm-mc-22 encodes them:
+/// w0\[13:0\] = 0x0001 (`nv` sets bit 7), w1\[17:0\] = 0 and w1\[31:23\] =
+/// 0x7C << 1, cache policy in w1\[22:18\]. llvm-objdump-22 prints a group
+/// field that is not a multiple of 4 as the aligned tuple (5 → `s[4:11]`):
+/// both readings are counted. M0 is counted read (nothing says the
+/// instruction does not read it). Anything else — other bits set (`r128`,
+/// the fields LLVM 22 ignores), a group field naming M0, EXEC or a constant
+/// — reads every scalar register, as the model did for all of them before.
+fn tensor(b: &[u8]) -> Effect {
+    let (w0, w1, w2) = (dword(b, 0), dword(b, 1), dword(b, 2));
+    let mut e = Effect::new();
+    e.memory = true;
+    let known_bits = matches!(w0 & 0x3FFF, 0x0001 | 0x0081)
+        && w1 & 0x0003_FFFF == 0
+        && w1 >> 23 == 0x7C << 1
+        && b.len() == 12;
+    let fields = w2.to_le_bytes();
+    if !known_bits || fields.iter().any(|&f| f > NULL_FIELD) {
+        e.uses = RegSet::ALL_SCALAR;
+        return e;
+    }
+    for (&first, len) in fields.iter().zip(TENSOR_GROUP_LEN) {
+        if first != NULL_FIELD {
+            e.uses.insert_s(first & !3, len + (first & 3));
+        }
+    }
+    e.uses.insert(Reg::S(M0));
+    e
+}
+
+/// `null` as an SGPR field.
+const NULL_FIELD: u8 = super::regs::NULL;
+
 fn vbuffer(b: &[u8]) -> Effect {
     let (w0, w1, w2) = (dword(b, 0), dword(b, 1), dword(b, 2));
     let mut e = Effect::new();
@@ -816,6 +850,58 @@ mod tests {
 
     fn names(s: &RegSet) -> Vec<String> {
         s.iter().map(|r| r.to_string()).collect()
+    }
+
+    #[test]
+    fn tensor_movers_read_their_descriptor_groups_only() {
+        // Bytes from llvm-mc-22 -mcpu=gfx1250 -show-encoding.
+        let t = |w2: [u8; 4], op: u8| {
+            let mut b = [0x01, op, 0x71, 0xd0, 0, 0, 0, 0x7c, 0, 0, 0, 0];
+            b[8..].copy_from_slice(&w2);
+            b
+        };
+        let sgprs =
+            |e: &Effect| -> Vec<u8> { (0..106).filter(|&n| e.uses.contains(Reg::S(n))).collect() };
+        // tensor_load_to_lds s[0:3], s[4:11]
+        let e = eff(&t([0x00, 0x04, 0x7c, 0x7c], 0x00), 0);
+        assert!(e.memory && e.known && e.kills.is_empty() && e.writes.is_empty());
+        assert_eq!(sgprs(&e), (0..12).collect::<Vec<u8>>());
+        assert!(e.uses.contains(Reg::S(M0)) && e.uses.contains(Reg::S(EXEC_LO)));
+        assert!(!e.uses.contains(Reg::Scc) && !e.uses.contains(Reg::S(VCC_LO)));
+        // tensor_store_from_lds s[0:3], s[4:11], s[12:15], s[16:19]
+        let e = eff(&t([0x00, 0x04, 0x0c, 0x10], 0x40), 0);
+        assert_eq!(sgprs(&e), (0..20).collect::<Vec<u8>>());
+        // tensor_load_to_lds s[100:103], s[96:103] th:TH_LOAD_NT; null groups
+        let mut b = t([0x64, 0x60, 0x7c, 0x7c], 0x00);
+        b[6] = 0x10;
+        assert_eq!(sgprs(&eff(&b, 0)), (96..104).collect::<Vec<u8>>());
+        // Group 2 absent (null), group 3 present.
+        let e = eff(&t([0x00, 0x04, 0x7c, 0x20], 0x00), 0);
+        assert_eq!(
+            sgprs(&e),
+            [(0..12).collect::<Vec<u8>>(), (32..36).collect()].concat()
+        );
+        // A field that is not a multiple of 4 (llvm-objdump-22 prints s[4:11]
+        // for 5): both readings.
+        let e = eff(&t([0x00, 0x05, 0x7c, 0x7c], 0x00), 0);
+        assert_eq!(sgprs(&e), (0..13).collect::<Vec<u8>>());
+        // r128 (w0 bit 4), a field naming m0, the newer LLVM's w1[31:24] = 0:
+        // every scalar register.
+        let mut r128 = t([0x00, 0x04, 0x7c, 0x7c], 0x00);
+        r128[0] |= 0x10;
+        let mut zero_w1 = t([0x00, 0x04, 0x7c, 0x7c], 0x00);
+        zero_w1[7] = 0;
+        for b in [r128, t([0x00, 0x04, 0x7d, 0x7c], 0x00), zero_w1] {
+            let e = eff(&b, 0);
+            assert_eq!(
+                e.uses,
+                RegSet::ALL_SCALAR.union(&{
+                    let mut x = RegSet::EMPTY;
+                    x.insert(Reg::S(EXEC_LO));
+                    x
+                })
+            );
+        }
     }
 
     #[test]

@@ -37,6 +37,7 @@
 pub mod abi;
 pub mod counts;
 pub mod effects;
+pub mod reaching;
 pub mod regs;
 pub mod scratch;
 #[allow(clippy::all)]

@@ -603,17 +603,19 @@ fn every_growth_class_is_fixed_or_refused_with_a_pinned_message() {
                 assert_eq!(remaining[0].file_offset, TEXT_OFFSET + 4);
             }
             (Err(e), Err(prefix)) => {
-                // No scratch register (or no proof the tensor mask SGPR is
-                // dead after the site) where the liveness analysis must be
-                // conservative: refused, naming the site and the register.
+                // No scratch register where the liveness analysis must be
+                // conservative (a kernel-less function returning through
+                // s_set_pc): refused, naming the site and the class (and for
+                // the tensor mask, that its SGPR is live and must be saved).
                 let text = e.to_string();
                 assert!(text.starts_with(prefix), "{text}");
-                let why = if class == A0Class::TensorLds {
-                    "may be read after the site"
-                } else {
-                    " scratch"
-                };
-                assert!(text.contains(why), "{text}");
+                assert!(text.contains(" scratch"), "{text}");
+                if class == A0Class::TensorLds {
+                    assert!(
+                        text.contains("s4 is live after the site and must be saved"),
+                        "{text}"
+                    );
+                }
                 assert_eq!(e.kind(), "growth_refused");
             }
             (got, want) => panic!("{class}: {got:?}, expected {want:?}"),
@@ -1018,4 +1020,47 @@ fn integer_wmma_spacing_counts_no_nop_past_an_addtid_site() {
     let r = rewrite_b0_to_a0(&input, &default()).unwrap();
     let fixes: Vec<_> = r.report.grown.iter().map(|g| g.fix).collect();
     assert_eq!(fixes, ["ds-addtid-alu-address"]);
+}
+
+#[test]
+fn a_live_tensor_mask_is_saved_restored_after_the_wait_and_not_grown_again() {
+    // The liveness cases' kernel k_tensor: `tensor_load_to_lds s[0:3],
+    // s[4:11]`, then s_wait_tensorcnt 0 and s_endpgm; the load may read s4 up
+    // to the wait, so s4 is live after the site; s12 (no operand) is dead.
+    let input = include_bytes!("../../tests/liveness/cases.co");
+    let tensor = growth_sites()
+        .into_iter()
+        .find(|s| s.0 == A0Class::TensorLds)
+        .unwrap()
+        .2;
+    let once = rewrite_b0_to_a0(input, &default()).unwrap();
+    assert!(once.report.is_complete());
+    assert_eq!(once.report.grown.len(), 1);
+    assert_eq!(once.report.grown[0].fix, emit::tensor_mask::FIX_SAVED);
+    let want = [
+        &[0x04, 0x00, 0x8c, 0xbe][..], // s_mov_b32 s12, s4
+        &[0x80, 0x04, 0x04, 0x9a],     // s_pack_hh_b32_b16 s4, 0, s4
+        &tensor,
+        &[0x00, 0x00, 0xcb, 0xbf], // s_wait_tensorcnt 0
+        &[0x0c, 0x00, 0x84, 0xbe], // s_mov_b32 s4, s12
+    ]
+    .concat();
+    let at = once
+        .bytes
+        .windows(want.len())
+        .position(|w| w == want.as_slice())
+        .expect("the saved form is in the output");
+    // The load in the image is recognised as the rewriter's own fix: the
+    // output is a fixed point.
+    let twice = rewrite_b0_to_a0(&once.bytes, &default()).unwrap();
+    assert!(twice.report.grown.is_empty() && twice.report.remaining.is_empty());
+    assert_eq!(twice.bytes, once.bytes);
+    // With the clear one instruction earlier (the save after it), the load
+    // is not the fix: it remains.
+    let mut moved = once.bytes.clone();
+    let (save, clear) = (want[..4].to_vec(), want[4..8].to_vec());
+    moved[at..at + 4].copy_from_slice(&clear);
+    moved[at + 4..at + 8].copy_from_slice(&save);
+    let e = rewrite_b0_to_a0(&moved, &default()).unwrap_err();
+    assert!(e.to_string().contains("tensor_lds"), "{e}");
 }

@@ -74,6 +74,23 @@ k_flight_site:
   s_endpgm
 .size k_flight, .-k_flight
 
+// A tensor load reads its descriptor groups (s[0:3], s[4:11]) and no other
+// scalar register: they stay live to the wait (it may read them late), s20
+// (written before the site, never read) is dead.
+.globl k_tensor
+.p2align 8
+.type k_tensor,@function
+k_tensor:
+  s_mov_b32 s20, 0
+k_tensor_site:
+  s_nop 0
+  tensor_load_to_lds s[0:3], s[4:11]
+k_tensor_late:
+  s_nop 0
+  s_wait_tensorcnt 0x0
+  s_endpgm
+.size k_tensor, .-k_tensor
+
 // A loop: v9 is read at the loop head and written at its bottom.
 .globl k_loop
 .p2align 8
@@ -264,6 +281,11 @@ k_full_site:
   .amdhsa_next_free_sgpr 8
 .end_amdhsa_kernel
 .p2align 6
+.amdhsa_kernel k_tensor
+  .amdhsa_next_free_vgpr 16
+  .amdhsa_next_free_sgpr 24
+.end_amdhsa_kernel
+.p2align 6
 .amdhsa_kernel k_loop
   .amdhsa_next_free_vgpr 16
   .amdhsa_next_free_sgpr 8
@@ -316,6 +338,16 @@ amdhsa.kernels:
     .symbol: k_flight.kd
     .vgpr_count: 16
     .sgpr_count: 8
+    .kernarg_segment_size: 8
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 32
+    .max_flat_workgroup_size: 256
+  - .name: k_tensor
+    .symbol: k_tensor.kd
+    .vgpr_count: 16
+    .sgpr_count: 24
     .kernarg_segment_size: 8
     .kernarg_segment_align: 8
     .group_segment_fixed_size: 0
