@@ -38,7 +38,7 @@
 //!
 //! XXH3-128 (crate `twox-hash`), not the persistent cache's SHA-256: this key
 //! is on the path of every new reader of bytes already rewritten, where XXH3
-//! runs 7–14 times as fast as SHA-256 even with the CPU's SHA extensions
+//! runs 8–25 times as fast as SHA-256 even with the CPU's SHA extensions
 //! (`examples/hash_bench.rs` prints both); it needs no collision resistance,
 //! because its entries live in this process, come from objects this process
 //! loaded, and never reach the disk: an object made to collide could only get

@@ -28,7 +28,7 @@
 //! collision resistant and about twice as fast as SHA-256 here, is not
 //! available under MIT, the project's licence policy for linked crates
 //! (`packaging/licenses/hotswap_licenses.py`); `examples/hash_bench.rs`
-//! prints the three side by side. Its throughput on the build machine is
+//! prints the two and their fused pass side by side. Its throughput on the build machine is
 //! also printed by the cache benchmark.
 
 use std::sync::OnceLock;
