@@ -345,10 +345,15 @@ pub fn cache_len() -> usize {
 }
 
 /// The memo key of `code_object` for `decision`, and the digests computed on
-/// the way: one fused pass (XXH3-128 and SHA-256) when a persistent cache
-/// layer will want the SHA-256 on a miss and no entry of this shape could
-/// answer; else one XXH3-128 pass (the cache, if any, hashes on a miss).
-fn key(code_object: &[u8], decision: &Decision, persistent_cache: bool) -> (Key, Digests) {
+/// the way: one fused pass (XXH3-128 and SHA-256) when no entry of this shape
+/// could answer and `persistent_cache()` says a cache layer will want the
+/// SHA-256 (asked only then); else one XXH3-128 pass (the cache, if any,
+/// hashes on a miss).
+fn key(
+    code_object: &[u8],
+    decision: &Decision,
+    persistent_cache: impl FnOnce() -> bool,
+) -> (Key, Digests) {
     let shape = Shape {
         source: decision.source.clone(),
         target: decision.target.clone(),
@@ -359,7 +364,7 @@ fn key(code_object: &[u8], decision: &Decision, persistent_cache: bool) -> (Key,
             .as_ref()
             .is_some_and(|map| map.could_hold(&shape))
     };
-    let digests = if persistent_cache && !could_hit() {
+    let digests = if !could_hit() && persistent_cache() {
         Digests::fused(code_object)
     } else {
         Digests::xxh3(code_object)
@@ -399,13 +404,14 @@ impl Drop for Claim<'_> {
 /// lock is never held while `rewrite` runs; a concurrent request for the same
 /// key waits (on a condition variable) for the rewrite in progress.
 ///
-/// `persistent_cache`: whether `rewrite` goes through a persistent cache
-/// layer, which keys the input by its SHA-256; `rewrite` is given that
-/// digest when the memo's pass computed it too (see [`key`]).
+/// `persistent_cache()`: whether `rewrite` goes through a persistent cache
+/// layer, which keys the input by its SHA-256 (asked only when the memo
+/// cannot answer, so a memo hit never pays for the question); `rewrite` is
+/// given that digest when the memo's pass computed it too (see [`key`]).
 pub fn rewrite_once(
     code_object: &[u8],
     decision: &Decision,
-    persistent_cache: bool,
+    persistent_cache: impl FnOnce() -> bool,
     rewrite: impl FnOnce(Option<&InputDigest>) -> Result<Retargeted, RetargetError>,
 ) -> Result<(Outcome, bool), RetargetError> {
     let (key, digests) = key(code_object, decision, persistent_cache);
@@ -476,10 +482,11 @@ mod tests {
             target: "test-tgt".into(),
         };
         let bytes = b"some code object";
-        assert!(rewrite_once(bytes, &d, false, |_| Err(RetargetError::Failed)).is_err());
-        let (o, cached) = rewrite_once(bytes, &d, false, |_| Ok(Retargeted::Unchanged)).unwrap();
+        assert!(rewrite_once(bytes, &d, || false, |_| Err(RetargetError::Failed)).is_err());
+        let (o, cached) = rewrite_once(bytes, &d, || false, |_| Ok(Retargeted::Unchanged)).unwrap();
         assert!(matches!(o, Outcome::Unchanged) && !cached);
-        let (o, cached) = rewrite_once(bytes, &d, false, |_| panic!("must not be called")).unwrap();
+        let (o, cached) =
+            rewrite_once(bytes, &d, || false, |_| panic!("must not be called")).unwrap();
         assert!(matches!(o, Outcome::Unchanged) && cached);
     }
 
@@ -493,10 +500,11 @@ mod tests {
         let bytes = b"refused code object";
         let refused = RetargetError::Refused("growth".into());
         assert_eq!(
-            rewrite_once(bytes, &d, false, |_| Err(refused.clone())).unwrap_err(),
+            rewrite_once(bytes, &d, || false, |_| Err(refused.clone())).unwrap_err(),
             refused
         );
-        let (o, cached) = rewrite_once(bytes, &d, false, |_| panic!("must not be called")).unwrap();
+        let (o, cached) =
+            rewrite_once(bytes, &d, || false, |_| panic!("must not be called")).unwrap();
         assert!(matches!(o, Outcome::Declined) && cached);
     }
 
@@ -508,10 +516,11 @@ mod tests {
             target: "test-tgt".into(),
         };
         let bytes = b"another code object";
-        let r =
-            std::panic::catch_unwind(|| rewrite_once(bytes, &d, false, |_| panic!("rewriter bug")));
+        let r = std::panic::catch_unwind(|| {
+            rewrite_once(bytes, &d, || false, |_| panic!("rewriter bug"))
+        });
         assert!(r.is_err());
-        let (o, cached) = rewrite_once(bytes, &d, false, |_| Ok(Retargeted::Unchanged)).unwrap();
+        let (o, cached) = rewrite_once(bytes, &d, || false, |_| Ok(Retargeted::Unchanged)).unwrap();
         assert!(matches!(o, Outcome::Unchanged) && !cached);
     }
 
@@ -525,7 +534,7 @@ mod tests {
         };
         for i in 0..3 * MAX_SETTLED as u64 {
             let bytes = i.to_le_bytes();
-            let (o, _) = rewrite_once(&bytes, &d, false, |_| Ok(Retargeted::Unchanged)).unwrap();
+            let (o, _) = rewrite_once(&bytes, &d, || false, |_| Ok(Retargeted::Unchanged)).unwrap();
             assert!(matches!(o, Outcome::Unchanged));
         }
         assert!(cache_len() <= MAX_SETTLED + 1, "{} entries", cache_len());
@@ -533,22 +542,22 @@ mod tests {
         // it once it is freed.
         let changed =
             |_: Option<&InputDigest>| Rewritten::copy_of(b"rewritten").map(Retargeted::Changed);
-        let (o, cached) = rewrite_once(b"object", &d, false, changed).unwrap();
+        let (o, cached) = rewrite_once(b"object", &d, || false, changed).unwrap();
         let Outcome::Changed(first) = o else {
             panic!("changed")
         };
         assert!(!cached);
-        let (o, cached) = rewrite_once(b"object", &d, false, |_| panic!("cached")).unwrap();
+        let (o, cached) = rewrite_once(b"object", &d, || false, |_| panic!("cached")).unwrap();
         assert!(cached && matches!(&o, Outcome::Changed(b) if Arc::ptr_eq(b, &first)));
         drop((o, first));
-        let (o, cached) = rewrite_once(b"object", &d, false, changed).unwrap();
+        let (o, cached) = rewrite_once(b"object", &d, || false, changed).unwrap();
         assert!(
             !cached && matches!(o, Outcome::Changed(_)),
             "rewritten again"
         );
         for i in 0..1000u64 {
             let bytes = (i + 1_000_000).to_le_bytes();
-            drop(rewrite_once(&bytes, &d, false, changed).unwrap());
+            drop(rewrite_once(&bytes, &d, || false, changed).unwrap());
         }
         // Dead entries are swept once the map doubled since the last sweep.
         assert!(
@@ -562,7 +571,7 @@ mod tests {
         forget_cache();
         for i in 0..200u64 {
             let bytes = (i + 2_000_000).to_le_bytes();
-            drop(rewrite_once(&bytes, &d, false, changed).unwrap());
+            drop(rewrite_once(&bytes, &d, || false, changed).unwrap());
         }
         assert!(cache_len() < 100, "dead entries swept: {}", cache_len());
         assert!(lock_cache().as_ref().unwrap().shapes_counted());
@@ -580,11 +589,16 @@ mod tests {
         std::thread::scope(|scope| {
             for _ in 0..8 {
                 scope.spawn(|| {
-                    rewrite_once(b"shared", &d, false, |_| {
-                        calls.fetch_add(1, Ordering::SeqCst);
-                        std::thread::sleep(std::time::Duration::from_millis(20));
-                        Ok(Retargeted::Unchanged)
-                    })
+                    rewrite_once(
+                        b"shared",
+                        &d,
+                        || false,
+                        |_| {
+                            calls.fetch_add(1, Ordering::SeqCst);
+                            std::thread::sleep(std::time::Duration::from_millis(20));
+                            Ok(Retargeted::Unchanged)
+                        },
+                    )
                     .unwrap()
                 });
             }

@@ -706,7 +706,7 @@ impl Session {
         decision: &policy::Decision,
     ) -> Option<Outcome> {
         let bytes = object.bytes();
-        let persistent_cache = crate::retarget::persistent_cache_in_use();
+        let persistent_cache = crate::retarget::persistent_cache_in_use;
         let result = retained::rewrite_once(bytes, decision, persistent_cache, |digest| {
             fault::point("load.rewrite");
             let flags = rewriter::RewriteFlags::default();

@@ -876,10 +876,15 @@ fn a_first_load_with_the_cache_on_hashes_its_input_once() {
     // entry written above.
     let (here, process) = (hashed_here(), STATS.hashed_bytes.load(Ordering::SeqCst));
     let mut handed = None;
-    let (first, from_memo) = rewrite_once(&code, &decision, true, |digest| {
-        handed = digest.copied();
-        through(&code, digest)
-    })
+    let (first, from_memo) = rewrite_once(
+        &code,
+        &decision,
+        || true,
+        |digest| {
+            handed = digest.copied();
+            through(&code, digest)
+        },
+    )
     .unwrap();
     assert_eq!(hashed_here() - here, n, "one pass over the input");
     assert!(STATS.hashed_bytes.load(Ordering::SeqCst) - process >= n);
@@ -897,7 +902,8 @@ fn a_first_load_with_the_cache_on_hashes_its_input_once() {
 
     // Repeated load: the memo answers after one XXH3-128 pass.
     let here = hashed_here();
-    let (again, from_memo) = rewrite_once(&code, &decision, true, |_| panic!("memo")).unwrap();
+    let not_asked = || panic!("not asked: an entry of this size is in the memo");
+    let (again, from_memo) = rewrite_once(&code, &decision, not_asked, |_| panic!("memo")).unwrap();
     assert!(from_memo && matches!(&again, Outcome::Changed(b) if Arc::ptr_eq(b, &first)));
     assert_eq!(hashed_here() - here, n, "XXH3-128 only");
 
@@ -906,7 +912,7 @@ fn a_first_load_with_the_cache_on_hashes_its_input_once() {
     let mut other = code.clone();
     other[200] ^= 1;
     let here = hashed_here();
-    let (_, from_memo) = rewrite_once(&other, &decision, true, |digest| {
+    let (_, from_memo) = rewrite_once(&other, &decision, not_asked, |digest| {
         assert!(digest.is_none(), "no SHA-256 computed by the memo");
         through(&other, digest)
     })
@@ -918,10 +924,15 @@ fn a_first_load_with_the_cache_on_hashes_its_input_once() {
     // Without a persistent cache: XXH3-128 only, whatever the memo holds.
     let short = &code[..code.len() - 1];
     let here = hashed_here();
-    let (o, _) = rewrite_once(short, &decision, false, |digest| {
-        assert!(digest.is_none());
-        Ok(Retargeted::Unchanged)
-    })
+    let (o, _) = rewrite_once(
+        short,
+        &decision,
+        || false,
+        |digest| {
+            assert!(digest.is_none());
+            Ok(Retargeted::Unchanged)
+        },
+    )
     .unwrap();
     assert!(matches!(o, Outcome::Unchanged));
     assert_eq!(hashed_here() - here, n - 1);
