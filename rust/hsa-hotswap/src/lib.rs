@@ -63,6 +63,7 @@ mod code_object;
 mod coexist;
 mod comgr;
 mod config;
+mod digest;
 mod dl;
 mod fault;
 mod handle_map;

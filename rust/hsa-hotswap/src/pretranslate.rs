@@ -16,8 +16,9 @@ use std::path::Path;
 use hotswap_code_object::CodeObject;
 
 use crate::config::Config;
+use crate::digest::InputDigest;
 use crate::policy::{self, AgentTarget};
-use crate::rewrite_cache::key::{self, InputDigest};
+use crate::rewrite_cache::key;
 use crate::rewrite_cache::{Settings, Store};
 use crate::rewriter::{self, Backend, Request, RetargetError, Retargeted, RewriteFlags};
 

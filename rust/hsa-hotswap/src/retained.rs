@@ -38,30 +38,35 @@
 //!
 //! XXH3-128 (crate `twox-hash`), not the persistent cache's SHA-256: this key
 //! is on the path of every new reader of bytes already rewritten, where XXH3
-//! runs 7–14 times as fast as SHA-256 even with the CPU's SHA extensions
+//! runs 8–25 times as fast as SHA-256 even with the CPU's SHA extensions
 //! (`examples/hash_bench.rs` prints both); it needs no collision resistance,
 //! because its entries live in this process, come from objects this process
 //! loaded, and never reach the disk: an object made to collide could only get
 //! the rewrite of another object this process loaded in place of its own
 //! code, nothing a code object loaded into the process cannot do anyway. Only
-//! a miss goes on to the persistent cache, which hashes the object with
-//! SHA-256 for its key (its entries cross users and machines, so they must not
-//! be forgeable by a colliding input): two passes over a first load with the
-//! cache on, one over every later one. The stand-in benchmark prints this
-//! key's rate on this machine. Concurrent requests for the same key wait on a
-//! condition variable for the one rewrite in progress; no lock is held while
-//! the rewriter runs.
+//! a miss goes on to the persistent cache, whose key holds the object's
+//! SHA-256 (its entries cross users and machines, so they must not be
+//! forgeable by a colliding input). Both digests come from
+//! [`crate::digest`]: when a persistent cache layer is in use and no memo
+//! entry (done or in progress) has the input's ISA pair and size, so the memo
+//! cannot answer, one fused pass computes both and the SHA-256 is handed to
+//! the cache; when one has, XXH3-128 comes first and the cache hashes SHA-256
+//! only on a miss; without a cache layer, XXH3-128 only. So a first load with
+//! the cache on reads the object once, and so does every later one. The
+//! stand-in benchmark prints this key's rate on this machine. Concurrent
+//! requests for the same key wait on a condition variable for the one rewrite
+//! in progress; no lock is held while the rewriter runs.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 
+use crate::digest::{Digests, InputDigest};
 use crate::handle_map::HandleMap;
 use crate::hsa::api::hsa_executable_t;
 use crate::policy::Decision;
 use crate::rewriter::{RetargetError, Retargeted, Rewritten};
 use crate::stats::{Stats, STATS};
-use twox_hash::XxHash3_128;
 
 /// At most this many "unchanged" or "declined" answers are cached.
 pub(crate) const MAX_SETTLED: usize = 4096;
@@ -192,11 +197,18 @@ impl Executables {
     }
 }
 
+/// What a memo key holds besides the hash: entries of another shape cannot
+/// answer for an input.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct Key {
+struct Shape {
     source: String,
     target: String,
-    len: usize,
+    len: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    shape: Shape,
     hash: u128,
 }
 
@@ -219,18 +231,49 @@ enum Entry {
 #[derive(Default)]
 struct Map {
     entries: HashMap<Key, Entry>,
+    /// The number of entries of each shape in `entries`.
+    shapes: HashMap<Shape, usize>,
     /// Keys of the "unchanged" and "declined" entries, oldest first.
     settled: VecDeque<Key>,
     /// Size at which dead weak entries are swept next.
     sweep_at: usize,
 }
 
+/// One entry of `shape` fewer in `shapes`.
+fn forget_shape(shapes: &mut HashMap<Shape, usize>, shape: &Shape) {
+    if let Some(n) = shapes.get_mut(shape) {
+        *n -= 1;
+        if *n == 0 {
+            shapes.remove(shape);
+        }
+    }
+}
+
 impl Map {
+    /// Whether an entry (done or in progress) could answer for an input of
+    /// `shape`: one of the same ISA pair and size is held.
+    fn could_hold(&self, shape: &Shape) -> bool {
+        self.shapes.contains_key(shape)
+    }
+
+    fn put(&mut self, key: Key, entry: Entry) {
+        let shape = key.shape.clone();
+        if self.entries.insert(key, entry).is_none() {
+            *self.shapes.entry(shape).or_default() += 1;
+        }
+    }
+
+    fn remove(&mut self, key: &Key) {
+        if self.entries.remove(key).is_some() {
+            forget_shape(&mut self.shapes, &key.shape);
+        }
+    }
+
     fn insert_done(&mut self, key: Key, cached: Cached) {
         if !matches!(cached, Cached::Changed(_)) {
             self.settled.push_back(key.clone());
         }
-        self.entries.insert(key, Entry::Done(cached));
+        self.put(key, Entry::Done(cached));
         if self.settled.len() > MAX_SETTLED {
             for old in self.settled.drain(..MAX_SETTLED / 2) {
                 if matches!(
@@ -238,13 +281,21 @@ impl Map {
                     Some(Entry::Done(Cached::Unchanged | Cached::Declined))
                 ) {
                     self.entries.remove(&old);
+                    forget_shape(&mut self.shapes, &old.shape);
                 }
             }
         }
         if self.entries.len() >= self.sweep_at {
-            self.entries.retain(|_, e| match e {
-                Entry::Done(Cached::Changed(weak)) => weak.strong_count() > 0,
-                _ => true,
+            let shapes = &mut self.shapes;
+            self.entries.retain(|key, e| {
+                let live = match e {
+                    Entry::Done(Cached::Changed(weak)) => weak.strong_count() > 0,
+                    _ => true,
+                };
+                if !live {
+                    forget_shape(shapes, &key.shape);
+                }
+                live
             });
             self.sweep_at = (2 * self.entries.len()).max(64);
         }
@@ -253,6 +304,16 @@ impl Map {
     #[cfg(test)]
     fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    /// Whether `shapes` counts exactly the entries of each shape.
+    #[cfg(test)]
+    fn shapes_counted(&self) -> bool {
+        let mut counted = HashMap::new();
+        for key in self.entries.keys() {
+            *counted.entry(key.shape.clone()).or_insert(0) += 1;
+        }
+        counted == self.shapes
     }
 }
 
@@ -283,14 +344,36 @@ pub fn cache_len() -> usize {
     lock_cache().as_ref().map_or(0, Map::len)
 }
 
-fn key(code_object: &[u8], decision: &Decision) -> Key {
-    Stats::add(&STATS.hashed_bytes, code_object.len());
-    Key {
+/// The memo key of `code_object` for `decision`, and the digests computed on
+/// the way: one fused pass (XXH3-128 and SHA-256) when no entry of this shape
+/// could answer and `persistent_cache()` says a cache layer will want the
+/// SHA-256 (asked only then); else one XXH3-128 pass (the cache, if any,
+/// hashes on a miss).
+fn key(
+    code_object: &[u8],
+    decision: &Decision,
+    persistent_cache: impl FnOnce() -> bool,
+) -> (Key, Digests) {
+    let shape = Shape {
         source: decision.source.clone(),
         target: decision.target.clone(),
-        len: code_object.len(),
-        hash: XxHash3_128::oneshot(code_object),
-    }
+        len: code_object.len() as u64,
+    };
+    let could_hit = || {
+        lock_cache()
+            .as_ref()
+            .is_some_and(|map| map.could_hold(&shape))
+    };
+    let digests = if !could_hit() && persistent_cache() {
+        Digests::fused(code_object)
+    } else {
+        Digests::xxh3(code_object)
+    };
+    let key = Key {
+        shape,
+        hash: digests.xxh3_128,
+    };
+    (key, digests)
 }
 
 /// Removes an in-progress entry if the rewrite did not complete (error or
@@ -305,7 +388,7 @@ impl Drop for Claim<'_> {
         let mut map = lock_cache();
         if !self.completed {
             if let Some(map) = map.as_mut() {
-                map.entries.remove(self.key);
+                map.remove(self.key);
             }
         }
         drop(map);
@@ -320,12 +403,18 @@ impl Drop for Claim<'_> {
 /// are not cached (a later load retries: they may be environmental). The cache
 /// lock is never held while `rewrite` runs; a concurrent request for the same
 /// key waits (on a condition variable) for the rewrite in progress.
+///
+/// `persistent_cache()`: whether `rewrite` goes through a persistent cache
+/// layer, which keys the input by its SHA-256 (asked only when the memo
+/// cannot answer, so a memo hit never pays for the question); `rewrite` is
+/// given that digest when the memo's pass computed it too (see [`key`]).
 pub fn rewrite_once(
     code_object: &[u8],
     decision: &Decision,
-    rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
+    persistent_cache: impl FnOnce() -> bool,
+    rewrite: impl FnOnce(Option<&InputDigest>) -> Result<Retargeted, RetargetError>,
 ) -> Result<(Outcome, bool), RetargetError> {
-    let key = key(code_object, decision);
+    let (key, digests) = key(code_object, decision, persistent_cache);
     {
         let mut guard = lock_cache();
         loop {
@@ -346,15 +435,14 @@ pub fn rewrite_once(
         }
         guard
             .get_or_insert_with(Map::default)
-            .entries
-            .insert(key.clone(), Entry::InProgress);
+            .put(key.clone(), Entry::InProgress);
     }
     let mut claim = Claim {
         key: &key,
         completed: false,
     };
     Stats::add(&STATS.rewriter_calls, 1);
-    let result = rewrite();
+    let result = rewrite(digests.input_digest().as_ref());
     if let Err(declined @ (RetargetError::Refused(_) | RetargetError::Unsupported)) = &result {
         lock_cache()
             .get_or_insert_with(Map::default)
@@ -394,10 +482,11 @@ mod tests {
             target: "test-tgt".into(),
         };
         let bytes = b"some code object";
-        assert!(rewrite_once(bytes, &d, || Err(RetargetError::Failed)).is_err());
-        let (o, cached) = rewrite_once(bytes, &d, || Ok(Retargeted::Unchanged)).unwrap();
+        assert!(rewrite_once(bytes, &d, || false, |_| Err(RetargetError::Failed)).is_err());
+        let (o, cached) = rewrite_once(bytes, &d, || false, |_| Ok(Retargeted::Unchanged)).unwrap();
         assert!(matches!(o, Outcome::Unchanged) && !cached);
-        let (o, cached) = rewrite_once(bytes, &d, || panic!("must not be called")).unwrap();
+        let (o, cached) =
+            rewrite_once(bytes, &d, || false, |_| panic!("must not be called")).unwrap();
         assert!(matches!(o, Outcome::Unchanged) && cached);
     }
 
@@ -411,10 +500,11 @@ mod tests {
         let bytes = b"refused code object";
         let refused = RetargetError::Refused("growth".into());
         assert_eq!(
-            rewrite_once(bytes, &d, || Err(refused.clone())).unwrap_err(),
+            rewrite_once(bytes, &d, || false, |_| Err(refused.clone())).unwrap_err(),
             refused
         );
-        let (o, cached) = rewrite_once(bytes, &d, || panic!("must not be called")).unwrap();
+        let (o, cached) =
+            rewrite_once(bytes, &d, || false, |_| panic!("must not be called")).unwrap();
         assert!(matches!(o, Outcome::Declined) && cached);
     }
 
@@ -426,9 +516,11 @@ mod tests {
             target: "test-tgt".into(),
         };
         let bytes = b"another code object";
-        let r = std::panic::catch_unwind(|| rewrite_once(bytes, &d, || panic!("rewriter bug")));
+        let r = std::panic::catch_unwind(|| {
+            rewrite_once(bytes, &d, || false, |_| panic!("rewriter bug"))
+        });
         assert!(r.is_err());
-        let (o, cached) = rewrite_once(bytes, &d, || Ok(Retargeted::Unchanged)).unwrap();
+        let (o, cached) = rewrite_once(bytes, &d, || false, |_| Ok(Retargeted::Unchanged)).unwrap();
         assert!(matches!(o, Outcome::Unchanged) && !cached);
     }
 
@@ -442,29 +534,30 @@ mod tests {
         };
         for i in 0..3 * MAX_SETTLED as u64 {
             let bytes = i.to_le_bytes();
-            let (o, _) = rewrite_once(&bytes, &d, || Ok(Retargeted::Unchanged)).unwrap();
+            let (o, _) = rewrite_once(&bytes, &d, || false, |_| Ok(Retargeted::Unchanged)).unwrap();
             assert!(matches!(o, Outcome::Unchanged));
         }
         assert!(cache_len() <= MAX_SETTLED + 1, "{} entries", cache_len());
         // Rewritten objects: the cache answers while one is alive, and forgets
         // it once it is freed.
-        let changed = || Rewritten::copy_of(b"rewritten").map(Retargeted::Changed);
-        let (o, cached) = rewrite_once(b"object", &d, changed).unwrap();
+        let changed =
+            |_: Option<&InputDigest>| Rewritten::copy_of(b"rewritten").map(Retargeted::Changed);
+        let (o, cached) = rewrite_once(b"object", &d, || false, changed).unwrap();
         let Outcome::Changed(first) = o else {
             panic!("changed")
         };
         assert!(!cached);
-        let (o, cached) = rewrite_once(b"object", &d, || panic!("cached")).unwrap();
+        let (o, cached) = rewrite_once(b"object", &d, || false, |_| panic!("cached")).unwrap();
         assert!(cached && matches!(&o, Outcome::Changed(b) if Arc::ptr_eq(b, &first)));
         drop((o, first));
-        let (o, cached) = rewrite_once(b"object", &d, changed).unwrap();
+        let (o, cached) = rewrite_once(b"object", &d, || false, changed).unwrap();
         assert!(
             !cached && matches!(o, Outcome::Changed(_)),
             "rewritten again"
         );
         for i in 0..1000u64 {
             let bytes = (i + 1_000_000).to_le_bytes();
-            drop(rewrite_once(&bytes, &d, changed).unwrap());
+            drop(rewrite_once(&bytes, &d, || false, changed).unwrap());
         }
         // Dead entries are swept once the map doubled since the last sweep.
         assert!(
@@ -472,6 +565,16 @@ mod tests {
             "dead entries swept: {}",
             cache_len()
         );
+        // Entries dropped (settled answers) and swept (dead objects) are no
+        // longer counted as shapes the memo could answer for.
+        assert!(lock_cache().as_ref().unwrap().shapes_counted());
+        forget_cache();
+        for i in 0..200u64 {
+            let bytes = (i + 2_000_000).to_le_bytes();
+            drop(rewrite_once(&bytes, &d, || false, changed).unwrap());
+        }
+        assert!(cache_len() < 100, "dead entries swept: {}", cache_len());
+        assert!(lock_cache().as_ref().unwrap().shapes_counted());
         forget_cache();
     }
 
@@ -486,11 +589,16 @@ mod tests {
         std::thread::scope(|scope| {
             for _ in 0..8 {
                 scope.spawn(|| {
-                    rewrite_once(b"shared", &d, || {
-                        calls.fetch_add(1, Ordering::SeqCst);
-                        std::thread::sleep(std::time::Duration::from_millis(20));
-                        Ok(Retargeted::Unchanged)
-                    })
+                    rewrite_once(
+                        b"shared",
+                        &d,
+                        || false,
+                        |_| {
+                            calls.fetch_add(1, Ordering::SeqCst);
+                            std::thread::sleep(std::time::Duration::from_millis(20));
+                            Ok(Retargeted::Unchanged)
+                        },
+                    )
                     .unwrap()
                 });
             }

@@ -5,6 +5,7 @@
 
 use hotswap_code_object::CodeObject;
 
+use crate::digest::InputDigest;
 use crate::rewrite_cache;
 use crate::rewriter::{self, Request, RetargetError, Retargeted, RewriteFlags};
 
@@ -37,16 +38,25 @@ pub fn retarget_with_flags(
         );
         RetargetError::Refused(format!("not a code object: {e}"))
     })?;
-    retarget_object(&object, source_isa, target_isa, flags)
+    retarget_object(&object, source_isa, target_isa, flags, None)
+}
+
+/// Whether a rewrite goes through a persistent cache layer in this process
+/// ([`rewrite_cache::in_use_for`] the process's rewriter), which keys the
+/// input by its SHA-256.
+pub fn persistent_cache_in_use() -> bool {
+    rewriter::backend().is_some_and(rewrite_cache::in_use_for)
 }
 
 /// [`retarget_with_flags`] of an object the caller has parsed (the tool's
-/// loads: the view that identified it is the one the rewriter reads).
+/// loads: the view that identified it is the one the rewriter reads);
+/// `digest` is its SHA-256 when a pass computed it already.
 pub fn retarget_object(
     object: &CodeObject<'_>,
     source_isa: &str,
     target_isa: &str,
     flags: RewriteFlags,
+    digest: Option<&InputDigest>,
 ) -> Result<Retargeted, RetargetError> {
     let backend = rewriter::backend().ok_or(RetargetError::Unavailable)?;
     let request = Request {
@@ -54,7 +64,7 @@ pub fn retarget_object(
         target_isa,
         flags,
     };
-    rewrite_cache::through(backend, object.bytes(), &request, || {
+    rewrite_cache::through(backend, object.bytes(), digest, &request, || {
         rewriter::retarget_with(backend, object, &request)
     })
 }

@@ -706,11 +706,12 @@ impl Session {
         decision: &policy::Decision,
     ) -> Option<Outcome> {
         let bytes = object.bytes();
-        let result = retained::rewrite_once(bytes, decision, || {
+        let persistent_cache = crate::retarget::persistent_cache_in_use;
+        let result = retained::rewrite_once(bytes, decision, persistent_cache, |digest| {
             fault::point("load.rewrite");
             let flags = rewriter::RewriteFlags::default();
             let (source, target) = (&decision.source, &decision.target);
-            crate::retarget::retarget_object(object, source, target, flags)
+            crate::retarget::retarget_object(object, source, target, flags, digest)
         });
         let pair = Pair(decision);
         match result {

@@ -10,7 +10,9 @@ pub struct Stats {
     pub copied_bytes: AtomicU64,
     /// Rewriter calls.
     pub rewriter_calls: AtomicU64,
-    /// Bytes hashed for the rewrite cache's content key.
+    /// Bytes of input code objects read to hash them for the memo's and the
+    /// persistent cache's keys, once per pass (a pass computing both digests
+    /// counts its bytes once; `crate::digest`).
     pub hashed_bytes: AtomicU64,
     /// Rewritten buffers made (kept while ROCr may read them).
     pub retained_buffers: AtomicU64,

@@ -11,49 +11,35 @@
 //! ([`crate::rewriter::Backend::cache_identity`]: the native rewriter's
 //! version and options, or a library's ABI and build-id); the source and
 //! target ISA names; the COMGR flag word; the input's size and SHA-256
-//! ([`InputDigest`]).
+//! ([`InputDigest`], from [`crate::digest`], which owns every pass over an
+//! input).
 //!
 //! SHA-256 (crate `sha2`, which uses the CPU's SHA extensions when present):
 //! the key outlives the process and is shared between users and machines
 //! (read-only stores, exported archives), so it must resist collisions, not
 //! only accidents: an input crafted to collide must not find another input's
-//! entry. The input is hashed only when the in-process memo
-//! ([`crate::retained`], keyed by the faster XXH3-128 it needs no more than)
-//! misses and a cache layer is in use. Why not one hash for both: BLAKE3,
+//! entry. The input's SHA-256 is computed only when a cache layer is in use:
+//! on a first load, in the same pass as the in-process memo's XXH3-128
+//! ([`crate::retained`], keyed by the faster hash it needs no more than);
+//! in a pass of its own only after a memo miss where the memo could have
+//! answered (it held an entry of the same size and ISA pair), and for the
+//! callers without a memo (the C API's rewrite, `hotswap cache warm`). Why
+//! not one hash for both: BLAKE3,
 //! collision resistant and about twice as fast as SHA-256 here, is not
 //! available under MIT, the project's licence policy for linked crates
 //! (`packaging/licenses/hotswap_licenses.py`); `examples/hash_bench.rs`
-//! prints the three side by side. Its throughput on the build machine is
+//! prints the two and their fused pass side by side. Its throughput on the build machine is
 //! also printed by the cache benchmark.
 
 use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
+use crate::digest::InputDigest;
 use crate::rewriter::identity::{file_build_identity, loaded_build_identity};
 use crate::rewriter::Request;
 
 const DOMAIN: &[u8] = b"hotswap rewrite cache key, entry format 2";
-
-/// The SHA-256 and size of a code object: computed once per load that reaches
-/// the persistent cache (or once per object `hotswap cache warm` stores).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct InputDigest {
-    /// SHA-256 of the bytes.
-    pub sha256: [u8; 32],
-    /// Their number.
-    pub len: u64,
-}
-
-impl InputDigest {
-    /// Hashes `bytes` (a pass over a code object's bytes).
-    pub fn of(bytes: &[u8]) -> InputDigest {
-        InputDigest {
-            sha256: Sha256::digest(bytes).into(),
-            len: bytes.len() as u64,
-        }
-    }
-}
 
 fn field(hasher: &mut Sha256, bytes: &[u8]) {
     hasher.update((bytes.len() as u64).to_le_bytes());

@@ -61,6 +61,7 @@ use crate::config::{
     Config, HSA_HOTSWAP_CACHE, HSA_HOTSWAP_CACHE_DIR, HSA_HOTSWAP_CACHE_LOCK_TIMEOUT,
     HSA_HOTSWAP_CACHE_MAX, HSA_HOTSWAP_CACHE_STORE,
 };
+use crate::digest::InputDigest;
 use crate::rewriter::{Backend, Request, RetargetError, Retargeted, Rewritten};
 use entry::{Header88, Invalid, Kind, HEADER_LEN};
 
@@ -518,18 +519,20 @@ impl Store {
     /// by `identity`: an entry's if there is a valid one, else `rewrite()`'s,
     /// which is then stored when it is an outcome (see the module
     /// documentation). Never fails because of the cache; rewrites without it
-    /// when the tool cannot be identified.
+    /// when the tool cannot be identified. `digest` is the input's, when a
+    /// pass computed it already; else it is computed here.
     pub fn through(
         &self,
         identity: &str,
         code_object: &[u8],
+        digest: Option<&InputDigest>,
         request: &Request<'_>,
         rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
     ) -> Result<Retargeted, RetargetError> {
         let Some(tool) = key::tool_identity() else {
             return rewrite();
         };
-        let digest = key::InputDigest::of(code_object);
+        let digest = InputDigest::given_or_of(digest, code_object);
         self.through_digested(tool, identity, &digest, request, rewrite)
     }
 
@@ -539,7 +542,7 @@ impl Store {
         &self,
         tool: &str,
         identity: &str,
-        digest: &key::InputDigest,
+        digest: &InputDigest,
         request: &Request<'_>,
         rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
     ) -> Result<Retargeted, RetargetError> {
@@ -1045,7 +1048,7 @@ fn through_layers(
     store: Option<&Store>,
     tool: &str,
     identity: &str,
-    digest: &key::InputDigest,
+    digest: &InputDigest,
     request: &Request<'_>,
     rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
 ) -> Result<Retargeted, RetargetError> {
@@ -1220,14 +1223,27 @@ pub fn process_is_secure() -> bool {
     sys::at_secure()
 }
 
+/// Whether rewrites through `backend` consult a persistent cache layer in
+/// this process (so the input's SHA-256 will be needed on a memo miss): a
+/// cache or read-only store is usable, and the backend and the tool have
+/// persistent identities.
+pub fn in_use_for(backend: &dyn Backend) -> bool {
+    let layers = process_layers();
+    (layers.cache.is_some() || layers.store.is_some())
+        && key::tool_identity().is_some()
+        && backend.cache_identity().is_some()
+}
+
 /// The rewrite of `code_object` for `request` through `backend`, answered by
 /// the process's cache when the backend and the tool have a persistent
 /// identity and the cache is usable; `rewrite` is the rewrite itself.
-/// The input is hashed here, only when a cache layer is used (the in-process
-/// memo in front has its own, faster key: [`crate::retained`]).
+/// `digest` is the input's when a pass computed it already (the in-process
+/// memo's fused pass, [`crate::retained`]); else the input is hashed here,
+/// only when a cache layer is used.
 pub fn through(
     backend: &dyn Backend,
     code_object: &[u8],
+    digest: Option<&InputDigest>,
     request: &Request<'_>,
     rewrite: impl FnOnce() -> Result<Retargeted, RetargetError>,
 ) -> Result<Retargeted, RetargetError> {
@@ -1238,7 +1254,7 @@ pub fn through(
     let (Some(identity), Some(tool)) = (backend.cache_identity(), key::tool_identity()) else {
         return rewrite();
     };
-    let digest = key::InputDigest::of(code_object);
+    let digest = InputDigest::given_or_of(digest, code_object);
     through_layers(
         layers.cache.as_ref(),
         layers.store.as_ref(),

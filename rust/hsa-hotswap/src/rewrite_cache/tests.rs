@@ -48,7 +48,7 @@ fn changed(input: &[u8]) -> Rewritten {
 /// output bytes (or the error) and whether the rewriter ran.
 fn run(store: &Store, code: &[u8]) -> (Result<Vec<u8>, RetargetError>, bool) {
     let called = std::cell::Cell::new(false);
-    let r = store.through("test backend", code, &request(), || {
+    let r = store.through("test backend", code, None, &request(), || {
         called.set(true);
         Ok(Retargeted::Changed(changed(code)))
     });
@@ -106,7 +106,7 @@ fn refusals_and_unchanged_are_cached_failures_are_not() {
             },
             ..request()
         };
-        store.through("b", &code, &req, || {
+        store.through("b", &code, None, &req, || {
             calls.fetch_add(1, Ordering::SeqCst);
             answer()
         })
@@ -369,7 +369,7 @@ fn concurrent_misses_rewrite_once() {
                 // One Store per thread: its own descriptors, like a process.
                 let store = Store::open(&settings(&dir)).unwrap();
                 store
-                    .through("b", &code, &request(), || {
+                    .through("b", &code, None, &request(), || {
                         calls.fetch_add(1, Ordering::SeqCst);
                         std::thread::sleep(Duration::from_millis(50));
                         Ok(Retargeted::Changed(changed(&code)))
@@ -395,7 +395,7 @@ fn the_lock_wait_is_bounded() {
     let start = Instant::now();
     let (out, called) = {
         let called = std::cell::Cell::new(false);
-        let r = waiter.through("b", &code, &request(), || {
+        let r = waiter.through("b", &code, None, &request(), || {
             called.set(true);
             Ok(Retargeted::Unchanged)
         });
@@ -452,13 +452,13 @@ fn hex(bytes: &[u8]) -> String {
 #[test]
 fn input_digest_is_sha256_and_the_key_derivation_is_pinned() {
     // FIPS 180-4 examples: the empty message and "abc".
-    let empty = key::InputDigest::of(&[]);
+    let empty = InputDigest::of(&[]);
     assert_eq!(
         hex(&empty.sha256),
         "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     );
     assert_eq!(empty.len, 0);
-    let abc = key::InputDigest::of(b"abc");
+    let abc = InputDigest::of(b"abc");
     assert_eq!(
         hex(&abc.sha256),
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -485,7 +485,7 @@ fn keys_differ_in_every_input() {
     assert!(base.is_some());
     assert_eq!(base, key::of("b", &request(), &code));
     // The tool's build is part of the key.
-    let digest = key::InputDigest::of(&code);
+    let digest = InputDigest::of(&code);
     let tool = key::tool_identity().unwrap();
     assert_eq!(base, Some(key::of_digest(tool, "b", &request(), &digest)));
     assert_ne!(
@@ -611,7 +611,7 @@ fn run_layers(
 ) -> (Result<Vec<u8>, RetargetError>, bool) {
     let called = std::cell::Cell::new(false);
     let tool = key::tool_identity().unwrap();
-    let digest = key::InputDigest::of(code);
+    let digest = InputDigest::of(code);
     let r = through_layers(
         cache,
         store,
@@ -826,4 +826,118 @@ fn export_then_import_is_byte_identical_and_a_corrupted_archive_is_refused() {
     for d in [from, to, empty] {
         let _ = std::fs::remove_dir_all(d);
     }
+}
+
+/// A first load with the cache on reads its input once (the memo's XXH3-128
+/// and the cache's SHA-256 in one fused pass, the digest handed down); a
+/// repeated load once more (XXH3-128 only, the memo answers); another input
+/// of a size the memo holds takes the two-pass path (XXH3-128, then the
+/// cache's SHA-256 after the memo missed). The key is the one a separate
+/// SHA-256 pass gives, so entries written that way are found.
+#[test]
+fn a_first_load_with_the_cache_on_hashes_its_input_once() {
+    use crate::digest::{testing::hashed_here, Digests};
+    use crate::policy::Decision;
+    use crate::retained::{forget_cache, rewrite_once, Outcome};
+    use crate::stats::STATS;
+    use std::sync::Arc;
+
+    let _exclusive = crate::testing::exclusive();
+    forget_cache();
+    let dir = scratch("one-pass");
+    let store = Store::open(&settings(&dir)).unwrap();
+    let code = input();
+    let n = code.len() as u64;
+    let decision = Decision {
+        source: SRC.into(),
+        target: TGT.into(),
+    };
+    // The same key from the fused pass's digest as from a pass of its own.
+    let tool = key::tool_identity().unwrap();
+    let fused = Digests::fused(&code).input_digest().unwrap();
+    let separate = InputDigest::of(&code);
+    assert_eq!(fused, separate);
+    assert_eq!(
+        key::of_digest(tool, "test backend", &request(), &fused),
+        key::of_digest(tool, "test backend", &request(), &separate)
+    );
+    // An entry written by a lookup that hashed the input by itself.
+    let (written, called) = run(&store, &code);
+    assert!(called);
+    let rewrites = AtomicUsize::new(0);
+    let through = |bytes: &[u8], digest: Option<&InputDigest>| {
+        store.through("test backend", bytes, digest, &request(), || {
+            rewrites.fetch_add(1, Ordering::SeqCst);
+            Ok(Retargeted::Changed(changed(bytes)))
+        })
+    };
+
+    // First load: one pass, its SHA-256 handed to the cache, which finds the
+    // entry written above.
+    let (here, process) = (hashed_here(), STATS.hashed_bytes.load(Ordering::SeqCst));
+    let mut handed = None;
+    let (first, from_memo) = rewrite_once(
+        &code,
+        &decision,
+        || true,
+        |digest| {
+            handed = digest.copied();
+            through(&code, digest)
+        },
+    )
+    .unwrap();
+    assert_eq!(hashed_here() - here, n, "one pass over the input");
+    assert!(STATS.hashed_bytes.load(Ordering::SeqCst) - process >= n);
+    assert_eq!(
+        handed,
+        Some(separate),
+        "the fused pass's digest, handed down"
+    );
+    assert_eq!(rewrites.load(Ordering::SeqCst), 0, "the entry was found");
+    let Outcome::Changed(first) = first else {
+        panic!("a rewritten object")
+    };
+    assert!(!from_memo);
+    assert_eq!(&first[..], &written.unwrap()[..]);
+
+    // Repeated load: the memo answers after one XXH3-128 pass.
+    let here = hashed_here();
+    let not_asked = || panic!("not asked: an entry of this size is in the memo");
+    let (again, from_memo) = rewrite_once(&code, &decision, not_asked, |_| panic!("memo")).unwrap();
+    assert!(from_memo && matches!(&again, Outcome::Changed(b) if Arc::ptr_eq(b, &first)));
+    assert_eq!(hashed_here() - here, n, "XXH3-128 only");
+
+    // Other bytes of a size the memo holds: XXH3-128 first (the memo could
+    // have answered), then, on the miss, the cache's own SHA-256 pass.
+    let mut other = code.clone();
+    other[200] ^= 1;
+    let here = hashed_here();
+    let (_, from_memo) = rewrite_once(&other, &decision, not_asked, |digest| {
+        assert!(digest.is_none(), "no SHA-256 computed by the memo");
+        through(&other, digest)
+    })
+    .unwrap();
+    assert!(!from_memo);
+    assert_eq!(hashed_here() - here, 2 * n, "two passes");
+    assert_eq!(rewrites.load(Ordering::SeqCst), 1);
+
+    // Without a persistent cache: XXH3-128 only, whatever the memo holds.
+    let short = &code[..code.len() - 1];
+    let here = hashed_here();
+    let (o, _) = rewrite_once(
+        short,
+        &decision,
+        || false,
+        |digest| {
+            assert!(digest.is_none());
+            Ok(Retargeted::Unchanged)
+        },
+    )
+    .unwrap();
+    assert!(matches!(o, Outcome::Unchanged));
+    assert_eq!(hashed_here() - here, n - 1);
+
+    drop((first, again));
+    forget_cache();
+    let _ = std::fs::remove_dir_all(&dir);
 }
