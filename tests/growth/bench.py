@@ -3,7 +3,7 @@
 fails on them; fails only when a rewrite itself fails).
 
   bench.py --hotswap HOTSWAP --driver GROWTH_BENCH --scan A0_SCAN --work DIR
-           [--corpus DIR]... [--synthetic-mb N]
+           [--corpus DIR]... [--synthetic-mb N] [--gemm-synthetic-mb N]
 
 1. The 45 gfx1250 objects of the pinned jax-rocm10-pjrt wheel rewritten in one
    process (the library's driver, examples/growth_bench.rs): MB/s of input,
@@ -21,8 +21,9 @@ fails on them; fails only when a rewrite itself fails).
    MB/s of input over repeated passes, the bytes one rewrite holds at once
    against its object, sites fixed and left.
 5. A synthetic object of the corpus's GEMM kernels (those holding WMMA sites,
-   synth.gemm_site), built like 3 and rewritten by
-   `hotswap rewrite --allow-partial`: the same figures, sites fixed and left.
+   synth.gemm_site; --gemm-synthetic-mb of code, 200 by default), built like
+   3 with a metadata note and rewritten by `hotswap rewrite --allow-partial`:
+   the same figures, sites fixed and left.
 
 Each synthetic output is checked to be a valid object (llvm-readelf-22
 clean); a rewrite that fails (refused, crashed, unreadable output) fails the
@@ -98,17 +99,30 @@ def run_measured(cmd, count=False):
 STATUS = {0: "complete", 3: "refused", 4: "partial"}
 
 
+def times(ratio, what):
+    """`ratio` as "N.Nx <what>", or its inverse as "N.Nx <opposite>"."""
+    opposite = {"faster": "slower", "less memory": "more memory"}[what]
+    return f"{ratio:.1f}x {what}" if ratio >= 1 else f"{1 / ratio:.1f}x {opposite}"
+
+
 def rocjitsu_ratios(size, rss):
-    """The ratios to rocjitsu's reported figures of the last command (its CPU
-    time, scaled to 212 MB)."""
+    """The ratios to rocjitsu's reported figures of the last command: its CPU
+    time scaled to 212 MB; its peak RSS as is for an object of 200 MB or more,
+    else scaled to 212 MB too."""
     scaled = CPU["last"] * 212e6 / size
+    mem = rss if size >= 200e6 else rss * 212e6 / size
     print(f"bench:   ratio to rocjitsu (CPU time, user + system): 212 MB in {scaled:.2f} s here vs "
-          f"~{ROCJITSU_S_PER_212MB:.0f} s (#8274): {ROCJITSU_S_PER_212MB / scaled:.1f}x faster; vs one RCCL "
+          f"~{ROCJITSU_S_PER_212MB:.0f} s (#8274): {times(ROCJITSU_S_PER_212MB / scaled, 'faster')}; vs one RCCL "
           f"translation ({ROCJITSU_TRANSLATION_S:.0f} s, {ROCJITSU_TRANSLATION_GB} GB): "
-          f"{ROCJITSU_TRANSLATION_S / scaled:.0f}x faster, {ROCJITSU_TRANSLATION_GB * 1e9 / rss:.0f}x less memory")
+          f"{times(ROCJITSU_TRANSLATION_S / scaled, 'faster')}, "
+          f"{times(ROCJITSU_TRANSLATION_GB * 1e9 / mem, 'less memory')}")
+    if size < 200e6:
+        print(f"bench:   (time and memory scaled linearly from {size / 1e6:.0f} MB to 212 MB: where the "
+              f"rewrite's cost grows faster than the object, as on the GEMM objects, the ratios at 212 MB "
+              f"are lower)")
 
 
-def synthetic(args, what, pieces, extra, fails, note=False):
+def synthetic(args, what, pieces, extra, fails, mb, note=False):
     """Builds the synthetic object of `pieces` (synth.build, with a metadata
     note if `note`), rewrites it by
     `hotswap rewrite` (+ `extra` options), prints the figures and checks the
@@ -119,7 +133,7 @@ def synthetic(args, what, pieces, extra, fails, note=False):
         fails.append(f"synthetic {what} object: no self-contained kernel with sites found")
         return
     try:
-        data, copies = synth.build(pieces, args.synthetic_mb * 1_000_000, note=note)
+        data, copies = synth.build(pieces, mb * 1_000_000, note=note)
         big.write_bytes(data)
         del data
         size = big.stat().st_size
@@ -182,7 +196,7 @@ def jax_set(args, wheel, fails):
     # The synthetic object of the wheel's kernels with DS2 sites.
     pieces = synth.kernels(oracle.tool(args, "llvm-objdump-22"),
                            [o for o in objects if 100_000 < o.stat().st_size < 1_500_000], limit=24)
-    synthetic(args, "jax", pieces, [], fails)
+    synthetic(args, "jax", pieces, [], fails, args.synthetic_mb)
 
 
 def wmma_corpus(args, fails):
@@ -212,7 +226,7 @@ def wmma_corpus(args, fails):
                            with_metadata=True)
     print(f"bench: GEMM kernels of the corpus with WMMA sites, self-contained: {len(pieces)} "
           f"({', '.join(sorted({p[0] for p in pieces}))})")
-    synthetic(args, "gemm", pieces, ["--allow-partial"], fails, note=True)
+    synthetic(args, "gemm", pieces, ["--allow-partial"], fails, args.gemm_synthetic_mb, note=True)
     return True
 
 
@@ -225,6 +239,7 @@ def main():
     p.add_argument("--tools", default=None)
     p.add_argument("--corpus", action="append", default=[])
     p.add_argument("--synthetic-mb", type=int, default=200)
+    p.add_argument("--gemm-synthetic-mb", type=int, default=200)
     p.add_argument("--cache", default=os.environ.get("HOTSWAP_DOWNLOAD_CACHE")
                    or str(Path.home() / ".cache" / "hotswap"))
     args = p.parse_args()
