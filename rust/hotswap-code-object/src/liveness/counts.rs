@@ -7,6 +7,8 @@
 //! is refused ([`PatchError::NoteGrows`]); a rewrite that moves the note may
 //! re-encode it instead.
 
+use std::collections::HashMap;
+
 use super::scratch::{CountRaise, RegClass};
 use super::ObjectLiveness;
 use crate::elf::Header;
@@ -190,23 +192,33 @@ impl<'a> Reader<'a> {
 /// Rewrites the slot to `value` in its own encoding width; false when it
 /// does not fit.
 fn write_slot(desc: &mut [u8], slot: Slot, value: u64) -> bool {
-    let bytes: Vec<u8> = match slot.len {
-        1 if value <= 0x7F => vec![value as u8],
-        2 if value <= 0xFF => vec![0xCC, value as u8],
+    match encode_slot(slot, value) {
+        Some((bytes, len)) => {
+            desc[slot.at..slot.at + len].copy_from_slice(&bytes[..len]);
+            true
+        }
+        None => false,
+    }
+}
+
+/// `value` in the MessagePack form of `slot`'s width (its bytes and their
+/// number, `slot.len`), or `None` when it does not fit that width.
+fn encode_slot(slot: Slot, value: u64) -> Option<([u8; 5], usize)> {
+    let mut b = [0u8; 5];
+    match slot.len {
+        1 if value <= 0x7F => b[0] = value as u8,
+        2 if value <= 0xFF => b[..2].copy_from_slice(&[0xCC, value as u8]),
         3 if value <= 0xFFFF => {
-            let mut v = vec![0xCD];
-            v.extend_from_slice(&(value as u16).to_be_bytes());
-            v
+            b[0] = 0xCD;
+            b[1..3].copy_from_slice(&(value as u16).to_be_bytes());
         }
         5 if value <= 0xFFFF_FFFF => {
-            let mut v = vec![0xCE];
-            v.extend_from_slice(&(value as u32).to_be_bytes());
-            v
+            b[0] = 0xCE;
+            b[1..5].copy_from_slice(&(value as u32).to_be_bytes());
         }
-        _ => return false,
-    };
-    desc[slot.at..slot.at + slot.len].copy_from_slice(&bytes);
-    true
+        _ => return None,
+    }
+    Some((b, slot.len))
 }
 
 /// Applies `raises` (from [`ObjectLiveness::scratch`] of `liveness`, the
@@ -227,6 +239,11 @@ pub fn apply(
         start..start + desc.len()
     };
     let slots = count_slots(&object[desc_range.clone()]).ok_or(PatchError::NoMetadata)?;
+    // By kernel name, the first entry of a name as a scan would find it.
+    let mut by_name: HashMap<&str, usize> = HashMap::with_capacity(slots.len());
+    for (i, (n, _, _)) in slots.iter().enumerate() {
+        by_name.entry(n.as_str()).or_insert(i);
+    }
     // Plan every write first.
     let mut rsrc_writes = Vec::new();
     let mut note_writes = Vec::new();
@@ -239,9 +256,9 @@ pub fn apply(
             RegClass::Vgpr => ".vgpr_count",
             RegClass::Sgpr => ".sgpr_count",
         };
-        let entry = slots
-            .iter()
-            .find(|(n, _, _)| *n == kernel.name)
+        let entry = by_name
+            .get(kernel.name.as_str())
+            .map(|&i| &slots[i])
             .ok_or_else(|| PatchError::NoCount(kernel.name.clone(), key))?;
         let slot = match r.class {
             RegClass::Vgpr => entry.1,
@@ -269,8 +286,7 @@ pub fn apply(
                 slot.value.max(u64::from(r.new_count) + extra)
             }
         };
-        let mut probe = object[desc_range.clone()].to_vec();
-        if !write_slot(&mut probe, slot, new) {
+        if encode_slot(slot, new).is_none() {
             return Err(PatchError::NoteGrows(kernel.name.clone(), key));
         }
         note_writes.push((slot, new));

@@ -44,7 +44,7 @@ pub mod scratch;
 #[rustfmt::skip]
 mod vmem_table;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::gfx1250::{self, AnalyzeError, FunctionKind};
 use crate::object::CodeObject;
@@ -196,22 +196,56 @@ pub fn analyze_object<'a>(
     convention: Convention,
 ) -> Result<ObjectLiveness<'a>, AnalyzeError> {
     let walked = gfx1250::analyze_object(object)?;
+    Ok(analyze_walked(object, &walked, convention, None))
+}
+
+/// [`analyze_object`] from the object's walk (`walked`, which the caller
+/// already has), of every function (`roots` = `None`) or only of the
+/// functions entered at `roots` and those they call directly, transitively:
+/// the facts of those functions are the same either way (a function's
+/// liveness depends on its callees only). The kernels' reach is complete for
+/// a kernel whose entry is analysed; any other kernel has no function and
+/// counts as reaching everything.
+pub fn analyze_walked<'a>(
+    object: &CodeObject<'a>,
+    walked: &gfx1250::Analysis,
+    convention: Convention,
+    roots: Option<&[u64]>,
+) -> ObjectLiveness<'a> {
     let bytes = object.bytes();
     let map = object.address_map();
-    let kernel_entries: Vec<u64> = walked
+    let kernel_entries: HashSet<u64> = walked
         .kernels
         .iter()
         .filter_map(|k| k.entry_vaddr)
         .collect();
-    let mut functions: Vec<FunctionLiveness> = walked
-        .functions
-        .iter()
-        .map(|f| {
-            let is_kernel =
-                f.kind == FunctionKind::KernelEntry || kernel_entries.contains(&f.vaddr);
-            build(bytes, map, f, is_kernel)
-        })
-        .collect();
+    let build_one = |f: &gfx1250::Function| {
+        let is_kernel = f.kind == FunctionKind::KernelEntry || kernel_entries.contains(&f.vaddr);
+        build(bytes, map, f, is_kernel)
+    };
+    let mut functions: Vec<FunctionLiveness> = match roots {
+        None => walked.functions.iter().map(build_one).collect(),
+        Some(roots) => {
+            // The call closure of the roots, in the walker's order.
+            let index: HashMap<u64, usize> = walked
+                .functions
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.vaddr, i))
+                .collect();
+            let mut built: Vec<Option<FunctionLiveness>> = vec![None; walked.functions.len()];
+            let mut work: Vec<usize> = roots.iter().filter_map(|v| index.get(v).copied()).collect();
+            while let Some(i) = work.pop() {
+                if built[i].is_some() {
+                    continue;
+                }
+                let f = build_one(&walked.functions[i]);
+                work.extend(f.calls.iter().filter_map(|v| index.get(v).copied()));
+                built[i] = Some(f);
+            }
+            built.into_iter().flatten().collect()
+        }
+    };
     let by_vaddr: HashMap<u64, usize> = functions
         .iter()
         .enumerate()
@@ -254,12 +288,12 @@ pub fn analyze_object<'a>(
             }
         })
         .collect();
-    Ok(ObjectLiveness {
+    ObjectLiveness {
         bytes,
         convention,
         functions,
         kernels,
-    })
+    }
 }
 
 /// Functions reachable from `from` through direct calls, and whether any of

@@ -249,7 +249,7 @@ pub(super) fn place(
     // 1. Plan: the functions that move (each holding a site), walked.
     let mut moving = select::moving_functions(object, analysis, sites)?;
     //    The register liveness, when a site's emitter may ask for scratch.
-    let liveness = scratch::analyse(object, sites)?;
+    let liveness = scratch::analyse(object, analysis, sites);
     // 2. Per moved function, in address order:
     //    (function, instruction, index in `sites`) of each replaced site.
     let mut grown: Vec<(u32, u32, usize)> = Vec::with_capacity(sites.len());
@@ -292,7 +292,7 @@ pub(super) fn place(
     patch::descriptors(object, analysis, &moving, &mut patches)?;
     let relocations = patch::relocations(object, &moving, &mut patches)?;
     //    Gateways: each old entry jumps to its image.
-    let gateways = gateway::gateways(object, &moving, &mut patches)?;
+    let gateways = gateway::gateways(object, analysis, &moving, &mut patches)?;
     patches.append(&mut count_patches);
     // 6. ELF writer: the tables after the code, the header pointing at them.
     let written = elf_write::tables(object, &moving, &region, code)?;

@@ -24,8 +24,12 @@ use std::sync::Arc;
 use super::layout::branch_imm;
 use super::moving::Moving;
 use super::{refuse, S_NOP_0};
+use crate::gfx1250;
+use crate::gfx1250::walker::{self, Family};
+use crate::liveness::effects::{self, Flow};
 use crate::liveness::{self, abi, Convention, Reg, RegSet};
 use crate::object::CodeObject;
+use crate::rewrite::vgpr_mode::Mode;
 use crate::rewrite::{Patch, RewriteError};
 
 /// The VCC pair's first operand number.
@@ -82,14 +86,36 @@ pub struct Gateway {
 /// The gateways of `moving` (laid out) and the patches that write them.
 pub(super) fn gateways(
     object: &CodeObject<'_>,
+    analysis: &gfx1250::Analysis,
     moving: &[Moving],
     patches: &mut Vec<Patch>,
 ) -> Result<Vec<Gateway>, RewriteError> {
     let map = object.address_map();
-    // The liveness of the input, computed only if a far jump is needed.
-    let mut live: Option<Result<liveness::ObjectLiveness<'_>, String>> = None;
+    // The liveness of the functions that need a far jump (and of what they
+    // call), from the walk the plan made: none when every image is in
+    // s_branch reach.
+    // First the pair a function's entry block writes before reading (no
+    // analysis); the others need the liveness analysis.
+    let bytes = object.bytes();
+    let written_first: Vec<Option<u8>> = moving
+        .iter()
+        .map(|m| {
+            branch_imm(m.vaddr, m.new_vaddr)
+                .is_none()
+                .then(|| written_before_read(bytes, m))
+                .flatten()
+        })
+        .collect();
+    let far: Vec<u64> = moving
+        .iter()
+        .zip(&written_first)
+        .filter(|(m, first)| branch_imm(m.vaddr, m.new_vaddr).is_none() && first.is_none())
+        .map(|(m, _)| m.vaddr)
+        .collect();
+    let live = (!far.is_empty())
+        .then(|| liveness::analyze_walked(object, analysis, Convention::Unknown, Some(&far)));
     let mut out = Vec::with_capacity(moving.len());
-    for m in moving {
+    for (m, first) in moving.iter().zip(written_first) {
         let (kind, code) = match branch_imm(m.vaddr, m.new_vaddr) {
             Some(imm) => {
                 let mut code = imm.to_le_bytes().to_vec();
@@ -97,10 +123,10 @@ pub(super) fn gateways(
                 (GatewayKind::Branch, code)
             }
             None => {
-                let l = live.get_or_insert_with(|| {
-                    liveness::analyze_object(object, Convention::Unknown).map_err(|e| e.to_string())
-                });
-                let reg = free_pair(l, m)?;
+                let reg = match first {
+                    Some(reg) => reg,
+                    None => free_pair(live.as_ref(), m)?,
+                };
                 (
                     GatewayKind::FarJump { reg },
                     far_jump(reg, m.vaddr, m.new_vaddr),
@@ -145,12 +171,63 @@ pub(super) fn gateways(
     Ok(out)
 }
 
+/// The registers a gateway may never take at `m`'s entry whatever the
+/// liveness: for a callable function, what either calling convention
+/// preserves and the return address.
+fn reserved(m: &Moving) -> RegSet {
+    let mut busy = RegSet::EMPTY;
+    if !m.is_kernel {
+        busy.union_with(&abi::callee_saved(Convention::Unknown));
+        busy.insert_s(30, 2);
+    }
+    busy
+}
+
+/// The candidate pairs in the order a gateway prefers them (first registers).
+fn pairs() -> impl Iterator<Item = u8> {
+    (0..105u8).step_by(2).chain([VCC_LO])
+}
+
+/// Instructions of the entry block looked at by [`written_before_read`].
+const ENTRY_PREFIX: usize = 64;
+
+/// The first pair, outside [`reserved`], that `m`'s first instructions
+/// (up to the first control transfer, at most [`ENTRY_PREFIX`]) write whole
+/// with a scalar ALU instruction before any of them may read it. Every path
+/// from the entry runs those instructions first, so such a pair is dead
+/// there. `None`: no such pair (the liveness analysis decides).
+fn written_before_read(bytes: &[u8], m: &Moving) -> Option<u8> {
+    let reserved = reserved(m);
+    let mut read = RegSet::EMPTY;
+    let mut written = RegSet::EMPTY;
+    for insn in m.insns.iter().take(ENTRY_PREFIX) {
+        let code = bytes.get(insn.at..insn.at + insn.len)?;
+        let d = walker::decode(code).ok()?;
+        let e = effects::effect(insn.vaddr, code, d, Mode::Unset);
+        if !e.known {
+            break;
+        }
+        read.union_with(&e.uses);
+        // A scalar ALU write is whole and immediate (no EXEC, no memory).
+        if matches!(d.family, Family::Sop1 | Family::Sop2 | Family::Sopk) && !e.memory {
+            let mut fresh = e.kills;
+            fresh.remove_all(&read);
+            written.union_with(&fresh);
+        }
+        if e.flow != Flow::Next {
+            break;
+        }
+    }
+    pairs().find(|&r| {
+        [r, r + 1]
+            .iter()
+            .all(|&s| written.contains(Reg::S(s)) && !reserved.contains(Reg::S(s)))
+    })
+}
+
 /// The first SGPR pair (or VCC) dead at `m`'s entry and, for a callable
 /// function, clobberable under every calling convention.
-fn free_pair(
-    live: &Result<liveness::ObjectLiveness<'_>, String>,
-    m: &Moving,
-) -> Result<u8, RewriteError> {
+fn free_pair(live: Option<&liveness::ObjectLiveness<'_>>, m: &Moving) -> Result<u8, RewriteError> {
     let no = |why: String| {
         refuse(format!(
             "{}: its image is out of s_branch reach of its old entry and {why}, so no \
@@ -158,26 +235,15 @@ fn free_pair(
             m.name
         ))
     };
-    let live = live
-        .as_ref()
-        .map_err(|e| no(format!("the liveness analysis failed ({e})")))?;
     let f = live
-        .functions
-        .iter()
-        .find(|f| f.vaddr == m.vaddr)
+        .and_then(|l| l.functions.iter().find(|f| f.vaddr == m.vaddr))
         .ok_or_else(|| no("the liveness analysis does not know it".into()))?;
     if let liveness::Status::NotAnalysable(why) = &f.status {
         return Err(no(format!("its liveness is unknown ({why})")));
     }
     let mut busy: RegSet = f.entry_live;
-    if !m.is_kernel {
-        busy.union_with(&abi::callee_saved(Convention::Unknown));
-        // The return address.
-        busy.insert_s(30, 2);
-    }
-    (0..105u8)
-        .step_by(2)
-        .chain([VCC_LO])
+    busy.union_with(&reserved(m));
+    pairs()
         .find(|&r| !busy.contains(Reg::S(r)) && !busy.contains(Reg::S(r + 1)))
         .ok_or_else(|| no("no SGPR pair is dead at its entry".into()))
 }

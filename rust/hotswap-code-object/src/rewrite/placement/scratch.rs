@@ -11,6 +11,7 @@
 //! live up to its wait; no reachable code touches registers above the
 //! allocation), which is what the emitters of classes31 require.
 
+use crate::gfx1250;
 use crate::liveness::scratch::CountRaise;
 use crate::liveness::{self, counts, Convention, ObjectLiveness};
 use crate::object::CodeObject;
@@ -22,16 +23,21 @@ use super::refuse;
 /// The liveness of `object` when a site of `sites` needs it.
 pub(super) fn analyse<'a>(
     object: &CodeObject<'a>,
+    analysis: &gfx1250::Analysis,
     sites: &[SiteInfo],
-) -> Result<Option<ObjectLiveness<'a>>, RewriteError> {
+) -> Option<ObjectLiveness<'a>> {
     if !sites.iter().any(|s| emit::needs_liveness(s.class)) {
-        return Ok(None);
+        return None;
     }
     // The calling convention of callable functions is not recorded in the
-    // object: `Unknown` keeps what either convention preserves.
-    liveness::analyze_object(object, Convention::Unknown)
-        .map(Some)
-        .map_err(|e| refuse(format!("register liveness: {e}")))
+    // object: `Unknown` keeps what either convention preserves. Every
+    // function: a count raise needs every kernel that can reach the site.
+    Some(liveness::analyze_walked(
+        object,
+        analysis,
+        Convention::Unknown,
+        None,
+    ))
 }
 
 /// The provider of one site.
@@ -199,19 +205,24 @@ pub(super) fn count_patches(
     }
     counts::apply(liveness, &mut out, raises)
         .map_err(|e| refuse(format!("raising the register counts: {e:?}")))?;
-    // The bytes as they were with the fixes: the input's, or a fix's.
-    let before = |i: usize| -> u8 {
-        let k = fixes.partition_point(|p| p.file_offset as usize <= i);
-        match k.checked_sub(1).map(|k| &fixes[k]) {
+    // The bytes as they were with the fixes: the input's, or those of the
+    // last fix starting at or before the byte (one pass: `k` only grows).
+    let mut k: Option<usize> = None;
+    let mut patches: Vec<Patch> = Vec::new();
+    for (i, (&new, &input)) in out.iter().zip(bytes).enumerate() {
+        while fixes
+            .get(k.map_or(0, |k| k + 1))
+            .is_some_and(|p| p.file_offset as usize <= i)
+        {
+            k = Some(k.map_or(0, |k| k + 1));
+        }
+        let before = match k.map(|k| &fixes[k]) {
             Some(p) if i - (p.file_offset as usize) < p.bytes.len() => {
                 p.bytes[i - p.file_offset as usize]
             }
-            _ => bytes[i],
-        }
-    };
-    let mut patches: Vec<Patch> = Vec::new();
-    for (i, (&new, _)) in out.iter().zip(bytes).enumerate() {
-        if new == before(i) {
+            _ => input,
+        };
+        if new == before {
             continue;
         }
         match patches.last_mut() {
