@@ -41,7 +41,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use hotswap_code_object::container::{self, Found, Kind};
 use hotswap_code_object::gfx1250::{self, A0Class, AnalyzeError, FunctionKind};
 use hotswap_code_object::object::CodeObject as View;
-use hotswap_code_object::{isa, liveness, rewrite};
+use hotswap_code_object::{isa, rewrite};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
@@ -528,7 +528,7 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
             // proof): they need nothing.
             let cleared = view
                 .as_ref()
-                .map(|v| cleared_tensor_sites(v, &analysis))
+                .map(|v| rewrite::mask_definition::cleared_sites(v, &analysis))
                 .unwrap_or_default();
             if !cleared.is_empty() {
                 for s in analysis
@@ -624,39 +624,6 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
         }
     }
     object
-}
-
-/// The addresses (sorted) of the `tensor_load_to_lds` sites of `view` whose
-/// mask is cleared at its only reaching definition
-/// ([`rewrite::mask_definition::cleared_at_definition`]); register liveness
-/// is computed only when there is such a load.
-fn cleared_tensor_sites(view: &View<'_>, analysis: &gfx1250::Analysis) -> Vec<u64> {
-    let tensor: Vec<&gfx1250::Site> = analysis
-        .sites()
-        .filter(|s| s.class == A0Class::TensorLds)
-        .collect();
-    if tensor.is_empty() {
-        return Vec::new();
-    }
-    let Ok(l) = liveness::analyze_object(view, liveness::Convention::Unknown) else {
-        return Vec::new();
-    };
-    let mut out: Vec<u64> = tensor
-        .into_iter()
-        .filter(|s| {
-            rewrite::mask_definition::cleared_at_definition(
-                &l,
-                view.bytes(),
-                s.vaddr,
-                s.file_offset,
-                s.len,
-            )
-        })
-        .map(|s| s.vaddr)
-        .collect();
-    out.sort_unstable();
-    out.dedup();
-    out
 }
 
 fn function(f: gfx1250::Function) -> Function {

@@ -787,20 +787,33 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         .map(|(file_offset, bytes, _, _)| Patch { file_offset, bytes })
         .collect();
     // A definition's change never meets a same-size fix (it is no A0
-    // class), nor another definition's (one per offset, same bytes).
-    if let Some(p) = definition_patches.iter().find(|d| {
-        patches.iter().any(|p| {
-            p.file_offset < d.file_offset + d.bytes.len() as u64
-                && d.file_offset < p.file_offset + p.bytes.len() as u64
-        })
-    }) {
-        let d = report
+    // class) nor a different change of the same bytes (aliased functions
+    // give the same one, deduplicated above): either would be an
+    // inconsistency, refused.
+    let clash = definition_patches
+        .windows(2)
+        .find(|w| w[0].file_offset + w[0].bytes.len() as u64 > w[1].file_offset)
+        .map(|w| w[1].file_offset)
+        .or_else(|| {
+            definition_patches
+                .iter()
+                .find(|d| {
+                    patches.iter().any(|p| {
+                        p.file_offset < d.file_offset + d.bytes.len() as u64
+                            && d.file_offset < p.file_offset + p.bytes.len() as u64
+                    })
+                })
+                .map(|d| d.file_offset)
+        });
+    if let Some(at) = clash {
+        let site = report
             .at_definition
             .iter()
-            .find(|d| d.definition_file_offset == p.file_offset);
-        return Err(RewriteError::NoFix(
-            d.map(|d| d.site.clone())
-                .unwrap_or_else(|| report.at_definition[0].site.clone()),
+            .find(|d| d.definition_file_offset == at)
+            .map(|d| d.site.clone());
+        return Err(site.map_or_else(
+            || RewriteError::Growth(format!("tensor mask definitions clash at offset {at:#x}")),
+            RewriteError::NoFix,
         ));
     }
     patches.extend(definition_patches);

@@ -91,6 +91,32 @@ pub fn cleared_at_definition(
     mask_definition(liveness, code_object, vaddr, file_offset, len).is_some_and(|d| d.is_clear())
 }
 
+/// The addresses (sorted) of the `tensor_load_to_lds` sites of `analysis`
+/// (the analysis of `object`) whose mask needs nothing
+/// ([`cleared_at_definition`]); register liveness is computed only when
+/// there is a tensor load. What `hotswap inspect` does not count as pending.
+pub fn cleared_sites(object: &CodeObject<'_>, analysis: &Analysis) -> Vec<u64> {
+    let tensor: Vec<&crate::gfx1250::Site> = analysis
+        .sites()
+        .filter(|s| s.class == A0Class::TensorLds)
+        .collect();
+    if tensor.is_empty() {
+        return Vec::new();
+    }
+    let Ok(l) = liveness::analyze_object(object, Convention::Unknown) else {
+        return Vec::new();
+    };
+    let bytes = object.bytes();
+    let mut out: Vec<u64> = tensor
+        .into_iter()
+        .filter(|s| cleared_at_definition(&l, bytes, s.vaddr, s.file_offset, s.len))
+        .map(|s| s.vaddr)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// The tensor sites of `analysis` that take the definition-site form, by
 /// site file offset. `takes_growth(vaddr, class)`: whether a growth site
 /// (other than a tensor site fixed here) moves its function; `skip(vaddr)`:
