@@ -194,7 +194,9 @@ impl std::fmt::Display for Retag {
 /// What a rewrite did and left.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
-    /// The sites fixed, in file order.
+    /// The sites fixed in their own bytes (same size), in file order (a
+    /// tensor load fixed at its mask's definition is in
+    /// [`Report::at_definition`]).
     pub fixed: Vec<SiteInfo>,
     /// Same-size sites left as they are by policy (`s_clause` under
     /// [`ClausePolicy::Keep`]), in file order.
