@@ -675,23 +675,24 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
             let info = || SiteInfo::new(&name, function, site);
             match site.fix {
                 _ if moved_away(site.vaddr) => report.unreachable.push(info()),
-                // Its definition yields a zero mask already: nothing to do.
+                // Fixed at its mask's only definition, in place; nothing to
+                // do when that definition yields a zero mask already.
                 Fix::Growth
-                    if definitions
-                        .get(&site.file_offset)
-                        .is_some_and(|d| d.is_clear()) => {}
-                Fix::Growth if definitions.contains_key(&site.file_offset) => {
-                    let d = &definitions[&site.file_offset];
-                    report.at_definition.push(DefinitionFix {
-                        site: info(),
-                        definition_vaddr: d.vaddr,
-                        definition_file_offset: d.file_offset,
-                        definition_len: d.bytes.len() as u8,
-                    });
-                    definition_patches.push(Patch {
-                        file_offset: d.file_offset,
-                        bytes: d.bytes.clone(),
-                    });
+                    if site.class == A0Class::TensorLds
+                        && definitions.contains_key(&site.file_offset) =>
+                {
+                    if let Some(d) = definitions.get(&site.file_offset).filter(|d| !d.is_clear()) {
+                        report.at_definition.push(DefinitionFix {
+                            site: info(),
+                            definition_vaddr: d.vaddr,
+                            definition_file_offset: d.file_offset,
+                            definition_len: d.bytes.len() as u8,
+                        });
+                        definition_patches.push(Patch {
+                            file_offset: d.file_offset,
+                            bytes: d.bytes.clone(),
+                        });
+                    }
                 }
                 // An object grown before is not grown again (a second marker
                 // would not be found): a site left in it, one an emitter
