@@ -660,6 +660,10 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         &analysis,
         &|class| emit::emitter(class).is_some() && previously_moved.is_empty(),
         &moved_away,
+        &|start, len| {
+            let end = start.saturating_add(len);
+            code.iter().any(|&(s, e)| start >= s && end <= e)
+        },
     );
     if !previously_moved.is_empty() {
         definitions.retain(|_, d| d.is_clear());

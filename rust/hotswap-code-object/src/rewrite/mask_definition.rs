@@ -121,12 +121,16 @@ pub fn cleared_sites(object: &CodeObject<'_>, analysis: &Analysis) -> Vec<u64> {
 /// site file offset. `takes_growth(vaddr, class)`: whether a growth site
 /// (other than a tensor site fixed here) moves its function; `skip(vaddr)`:
 /// sites the rewrite does not consider (in the old copy of a function moved
-/// before). Liveness is computed only when there is a tensor site.
+/// before); `in_code(offset, len)`: whether a file range lies in the
+/// executable code the rewrite may change (a definition outside it is not
+/// changed: its site takes the at-site form). Liveness is computed only when
+/// there is a tensor site.
 pub(super) fn plan(
     object: &CodeObject<'_>,
     analysis: &Analysis,
     takes_growth: &dyn Fn(A0Class) -> bool,
     skip: &dyn Fn(u64) -> bool,
+    in_code: &dyn Fn(u64, u64) -> bool,
 ) -> BTreeMap<u64, MaskDefinition> {
     let mut out = BTreeMap::new();
     let tensor = |s: &crate::gfx1250::Site| {
@@ -149,7 +153,9 @@ pub(super) fn plan(
     for f in &analysis.functions {
         for s in &f.sites {
             if tensor(s) {
-                if let Some(d) = mask_definition(&liveness, bytes, s.vaddr, s.file_offset, s.len) {
+                if let Some(d) = mask_definition(&liveness, bytes, s.vaddr, s.file_offset, s.len)
+                    .filter(|d| in_code(d.file_offset, d.bytes.len() as u64))
+                {
                     candidates.push((s.vaddr, s.file_offset, d));
                     continue;
                 }
