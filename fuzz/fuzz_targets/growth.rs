@@ -18,7 +18,9 @@
 //! - every kernel descriptor (`NAME.kd`, 64-byte object) has an entry inside
 //!   an executable section, 256-byte aligned;
 //! - re-analysis: no site needs a change (other than a clause the policy
-//!   keeps) in code a kernel descriptor enters: every function the analysis
+//!   keeps, a tensor load the rewriter fixed: its mask cleared right before
+//!   it in a moved image, or at its only definition) in code a kernel
+//!   descriptor enters: every function the analysis
 //!   reports with such a site has no kernel descriptor entering it, and is a
 //!   function of the input (an old copy left behind, not moved code).
 //! - gateways: the old entry of every moved function the report lists jumps
@@ -29,6 +31,7 @@
 
 use hotswap_code_object::gfx1250::{self, A0Class};
 use hotswap_code_object::rewrite::{self, ClausePolicy, Options};
+use hotswap_code_object::CodeObject;
 use libfuzzer_sys::fuzz_target;
 
 const PT_LOAD: u64 = 1;
@@ -313,11 +316,18 @@ fuzz_target!(init: hotswap_fuzz::init(), |data: &[u8]| {
     // A tensor load right after the clear of its mask SGPR in a moved
     // function's image is the rewriter's own fix (the load stays a site).
     let moved = rewrite::moved_functions(out).unwrap_or_default();
+    // So is one whose mask's only reaching definition yields a zero mask
+    // (the definition-site form, by the rewrite's own proof).
+    let cleared = CodeObject::parse(out)
+        .map(|o| rewrite::mask_definition::cleared_sites(&o, &analysis))
+        .unwrap_or_default();
     for f in &analysis.functions {
         let left = f.sites.iter().any(|s| {
             s.needs_change
                 && !(s.class == A0Class::SClause && options.clauses == ClausePolicy::Keep)
-                && !(s.class == A0Class::TensorLds && rewrite::own_tensor_mask_fix(out, f, s, &moved))
+                && !(s.class == A0Class::TensorLds
+                    && (rewrite::own_tensor_mask_fix(out, f, s, &moved)
+                        || cleared.binary_search(&s.vaddr).is_ok()))
         });
         if !left {
             continue;

@@ -7,6 +7,7 @@ only the claim "function F now starts at X" (from the kernel descriptors of
 the output and the report's list of moved functions), which it then checks.
 """
 import bisect
+import re
 import struct
 
 import ds2
@@ -66,7 +67,7 @@ class Result:
                           clauses_kept=0, branches_retargeted=0, pc_pairs_retargeted=0,
                           literal_edits_in_place=0, kd_entries_redirected=0, banked_sites=0,
                           branch_islands=0, branches_via_islands=0, grown_replaced=0,
-                          same_size_in_moved=0, gateways_branch=0, gateways_far=0,
+                          same_size_in_moved=0, gateways_branch=0, gateways_far=0, definitions_in_place=0,
                           relocations_reaimed=0)
 
     def fail(self, msg):
@@ -89,7 +90,7 @@ def functions(elf):
 
 
 def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_claims, res, island_claims=(),
-            site_claims=None, counts_raised=False):
+            site_claims=None, counts_raised=False, definition_claims=None):
     """Checks the output against the input. `expected_bytes`: {assembly line:
     bytes} from llvm-mc-22 for every line ds2.split produces; `moved_claims`:
     {old function start: new start} claimed by the report (may be empty);
@@ -108,8 +109,13 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
     VGPR-MSB mode as found, ending exactly at the claimed length; what it
     computes is proved by tests/wmma and tests/a0classes (the emitters
     against exact models), not here. `counts_raised`: the report raised
-    register counts, so each descriptor's COMPUTE_PGM_RSRC1 may change."""
+    register counts, so each descriptor's COMPUTE_PGM_RSRC1 may change.
+    `definition_claims`: {definition address: site address} of tensor loads
+    fixed at their mask's definition: the definition (in code that did not
+    move) may change only into the same instruction with its constant's low
+    16 bits zero (`definition_edit_ok`); the load keeps its bytes."""
     site_claims = dict(site_claims or {})
+    definition_claims = dict(definition_claims or {})
     island_claims = set(island_claims)
     island_target = {}   # island address -> where its s_branch goes
     ie, oe = elf64.Elf(in_data), elf64.Elf(out_data)
@@ -473,10 +479,49 @@ def compare(in_data, out_data, in_listing, out_listing, expected_bytes, moved_cl
                 c = site_claims.get(x.addr)
                 if c is not None and c[2] == "same-size" and c[0] == x.addr and len(o) == len(x.raw):
                     return True
+                if x.addr in definition_claims:
+                    return definition_edit_ok(x, definition_claims[x.addr])
                 return literal_edit_ok(x, k, s)
         return False
 
     checked_pairs = {}
+    checked_definitions = {}
+
+    def definition_edit_ok(x, site):
+        """The definition `x` of a tensor load's mask, changed in place: in
+        llvm-objdump-22's text of both, the same s_mov_b32 / s_movk_i32 /
+        s_and_b32 of the same destination, one constant changed to the old
+        one with bits [15:0] zero (s_movk_i32: 0, from a value below 0x8000);
+        the load at `site` unchanged, its second descriptor operand starting
+        at that destination."""
+        if x.addr in checked_definitions:
+            return checked_definitions[x.addr]
+        ok = False
+        y, load, load_out = out_listing.get(x.addr), in_listing.get(site), out_listing.get(site)
+        if y is not None and load is not None and load_out is not None and \
+                load.raw == load_out.raw and load.mnemonic == "tensor_load_to_lds" and \
+                x.mnemonic in ("s_mov_b32", "s_movk_i32", "s_and_b32") and y.mnemonic == x.mnemonic \
+                and len(y.raw) == len(x.raw):
+            a = [t.strip() for t in x.text[len(x.mnemonic):].split(",")]
+            b = [t.strip() for t in y.text[len(y.mnemonic):].split(",")]
+            desc = [t.strip() for t in load.text[len(load.mnemonic):].split(",")]
+            m = re.match(r"s\[(\d+):\d+\]$", desc[1]) if len(desc) > 1 else None
+            changed = [i for i in range(1, len(a)) if len(a) == len(b) and a[i] != b[i]]
+            if m and a[0] == b[0] == f"s{m.group(1)}" and len(changed) == 1:
+                try:
+                    old, new = int(a[changed[0]], 0), int(b[changed[0]], 0)
+                    want = (0 if 0 <= old < 0x8000 else None) if x.mnemonic == "s_movk_i32" \
+                        else old & 0xFFFF0000
+                    ok = new == want
+                except ValueError:
+                    ok = False
+        if ok:
+            res.stats["definitions_in_place"] += 1
+        else:
+            res.fail(f"tensor mask definition {x.addr:#x} `{x.text}` -> "
+                     f"`{y.text if y else None}` is not its in-place clear for the load at {site:#x}")
+        checked_definitions[x.addr] = ok
+        return ok
 
     def literal_edit_ok(x, k, s):
         # x is a literal add following a get_pc in code that did not move.

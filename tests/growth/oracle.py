@@ -161,6 +161,19 @@ def sites_from_report(report):
     return out
 
 
+def definitions_from_report(report):
+    """{definition address: site address} of the tensor sites the report
+    fixed at their mask's definition (`definition_vaddr`); compare.py checks
+    each changed definition against its load."""
+    out = {}
+    for obj in (report or {}).get("code_objects") or []:
+        for c in obj.get("sites") or []:
+            d = c.get("definition_vaddr")
+            if isinstance(d, int):
+                out[d] = c["original_vaddr"]
+    return out
+
+
 def counts_raised(report):
     return any(obj.get("register_counts") for obj in (report or {}).get("code_objects") or [])
 
@@ -219,7 +232,8 @@ def check_pair(args, in_path, out_path, report, rng, in_listing=None):
         if claims.setdefault(old, new) != new:
             res.fail(f"the report moves {old:#x} to {new:#x}, the symbols to {claims[old]:#x}")
     compare.compare(in_data, out_data, in_listing, out_listing, encoded, claims, res,
-                    islands_from_report(report), sites_from_report(report), counts_raised(report))
+                    islands_from_report(report), sites_from_report(report), counts_raised(report),
+                    definitions_from_report(report))
     for text, seq, where in res.sites:
         why = ds2.equivalent(text, seq, rng, trials=2)
         if why:

@@ -23,6 +23,10 @@ object refused for code growth its `--allow-partial` rewrite) must keep:
     with --clauses=nop), `.long` -> v_wmma_scale_* (scale_src2 made 0x100) or a
     scalar op with src_flat_scratch_base_lo; every reported site changed, no
     byte changed outside the reported sites and the metadata note's patch;
+  - a tensor_load_to_lds fixed at its mask's definition (tensor_def.s): the load
+    unchanged, reading the definition's SGPR as its mask; the definition
+    (s_mov_b32 / s_movk_i32 / s_and_b32) the same instruction with its constant's
+    low 16 bits zero and its high 16 bits as before;
   - the metadata note readable by our reader and by llvm-readelf --notes, whose
     text differs only in `.gfx1250_revision` lines, each now A0;
   - rewriting the output again gives the same bytes.
@@ -46,6 +50,9 @@ EXPECTED = {
     "fixable": ("ok", {"cluster_load": 7, "barrier_signal_isfirst": 2, "s_sethalt": 1,
                        "wmma_scale": 1, "flat_scratch_base_64": 1}, 1, "retagged:1"),
 }
+# Two tensor loads whose masks are cleared at their only definitions, in
+# place (no growth: status "ok"; checked by check_definition).
+EXPECTED["tensor_def"] = ("ok", {"tensor_lds": 2}, 0, "no_note")
 for level, kept in (("O1", 2), ("O3", 4)):
     EXPECTED[f"fixable_clang.{level}"] = ("ok", {"cluster_load": 6, "barrier_signal_isfirst": 2}, kept,
                                           "no_revision")
@@ -157,6 +164,48 @@ SAME_TEXT = {c for c in a0_classes.NAMES
              if any(e["replacement"] == e["mnemonic"] for e in a0_classes.same_size(c))}
 
 
+MASK_DEFINITIONS = ("s_mov_b32", "s_movk_i32", "s_and_b32")
+
+
+def check_definition(sections, da, db, a, b, off, n, site_off):
+    """Problems of a tensor mask's definition changed in place (offset `off`,
+    `n` bytes) for the tensor_load_to_lds at `site_off`, read in LLVM 22's
+    text: the load unchanged and reading the definition's SGPR as its mask
+    (the first SGPR of its second descriptor operand); the definition the
+    same instruction with its constant's low 16 bits zero and its high 16 bits
+    as before."""
+    v, sv = to_vaddr(sections, off), to_vaddr(sections, site_off)
+    if v is None or sv is None or v not in da or v not in db or sv not in da:
+        return [f"definition at {off:#x}: not an instruction of an executable section"]
+    if a[site_off:site_off + 12] != b[site_off:site_off + 12] or da[sv] != db.get(sv):
+        return [f"{sv:#x}: the tensor load of a definition-site fix changed"]
+    (bm, bo), (am, ao) = da[v], db[v]
+    tm, to = da[sv]
+    ops = [x.strip() for x in bo.split(",")]
+    new_ops = [x.strip() for x in ao.split(",")]
+    descriptor = [x.strip() for x in to.split(",")]
+    mask = re.match(r"s\[(\d+):\d+\]$", descriptor[1]) if len(descriptor) > 1 else None
+    if tm != "tensor_load_to_lds" or not mask or ops[0] != f"s{mask.group(1)}":
+        return [f"{v:#x}: {bm} {bo} is not the mask SGPR of the tensor load at {sv:#x} ({tm} {to})"]
+    if bm != am or bm not in MASK_DEFINITIONS or len(ops) != len(new_ops) or ops[0] != new_ops[0]:
+        return [f"{v:#x}: {bm} {bo} -> {am} {ao} is not a mask definition's in-place change"]
+    # The one constant operand (the literal or simm16), the rest the same.
+    consts = [k for k in range(1, len(ops)) if ops[k] != new_ops[k]]
+    if len(consts) != 1:
+        return [f"{v:#x}: {bm} {bo} -> {am} {ao}: not one constant changed"]
+    try:
+        old, new = int(ops[consts[0]], 0), int(new_ops[consts[0]], 0)
+    except ValueError:
+        return [f"{v:#x}: {bm} {bo} -> {am} {ao}: not a constant"]
+    if bm == "s_movk_i32":
+        want = 0 if 0 <= old < 0x8000 else None
+    else:
+        want = old & 0xFFFF0000
+    if new != want:
+        return [f"{v:#x}: {bm} {bo} -> {am} {ao}: the constant is not {old:#x} with bits [15:0] zero"]
+    return []
+
+
 def check_output(args, src, out, sites_file, clauses_nop):
     """Problems of one (input, output) pair; [] when every invariant holds."""
     problems = []
@@ -167,13 +216,15 @@ def check_output(args, src, out, sites_file, clauses_nop):
             readelf(args.readelf, out, "-h", "-S", "-l", "-s", "--dyn-syms"):
         problems.append("llvm-readelf -h -S -l -s --dyn-syms differs")
     sections = exec_sections(args.readelf, src)
-    sites, notes = [], []
+    sites, notes, definitions = [], [], []
     for line in sites_file.read_text().splitlines():
         kind, off, length, *rest = line.split()
-        (sites if kind == "site" else notes).append((int(off, 16), int(length), rest[0] if rest else None))
-    # Bytes: changed exactly inside the sites (each site changed) and the note patch.
+        entry = (int(off, 16), int(length), rest[0] if rest else None)
+        {"site": sites, "definition": definitions}.get(kind, notes).append(entry)
+    # Bytes: changed exactly inside the sites (each site changed), the tensor
+    # mask definitions changed in place, and the note patch.
     changed = [i for i in range(len(a)) if a[i] != b[i]]
-    ranges = [(o, o + n) for o, n, _ in sites + notes]
+    ranges = [(o, o + n) for o, n, _ in sites + notes + definitions]
     stray = [i for i in changed if not any(s <= i < e for s, e in ranges)]
     if stray:
         problems.append(f"{len(stray)} byte(s) changed outside the reported sites, first at {stray[0]:#x}")
@@ -206,10 +257,14 @@ def check_output(args, src, out, sites_file, clauses_nop):
         if da[v] == db[v]:
             continue
         n_cls = site_at.get(v)
+        if n_cls is None and any(to_vaddr(sections, o) == v for o, _, _ in definitions):
+            continue  # checked by check_definition
         if n_cls is None:
             problems.append(f"{v:#x}: {da[v][0]} -> {db[v][0]} at no reported site")
         elif not allowed_pair(n_cls[1], da[v], db[v], clauses_nop):
             problems.append(f"{v:#x}: {' '.join(da[v])} -> {' '.join(db[v])} is not an allowed {n_cls[1]} fix")
+    for o, n, site in definitions:
+        problems += check_definition(sections, da, db, a, b, o, n, int(site, 16))
     for v, (n, cls) in site_at.items():
         if v in da and v in db and da[v] == db[v] and cls not in SAME_TEXT:
             problems.append(f"{v:#x}: {cls} site printed the same before and after")

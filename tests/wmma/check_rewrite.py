@@ -17,12 +17,19 @@ For every object of the corpora (tests/wmma, tests/a0classes):
      replacement on every path and no load in flight into it at its start;
      or, above the allocation, named by no instruction of the input);
   5. over the whole corpus, each wired class has at least one fixed site
-     (the test fails if an emitter stops being reached).
+     (the test fails if an emitter stops being reached);
+  6. each tensor load fixed at its mask's definition (`definition_vaddr`,
+     classes.cl's tdm_def): in llvm-objdump-22's text of the input and the
+     output, the load is the same and tests/a0classes' tensor model
+     (check_tensor_def) runs the input's definition against the output's on
+     random SGPR files: the descriptor the load reads has the mask zero and
+     every other bit as before.
 
 Usage: check_rewrite.py --hotswap H --tools DIR --work DIR CORPUS_DIR...
 """
 import argparse
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -30,11 +37,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ORACLE = HERE.parent / "growth" / "oracle.py"
 CHECKER = HERE.parent / "liveness" / "check_scratch.py"
+RNG = random.Random(20261206)
+sys.path.insert(0, str(HERE.parent / "a0classes"))
+import check_a0classes  # noqa: E402  (the tensor model)
 
 # Each wired fix must be seen at least once on the corpora.
 REQUIRED_FIXES = {
     "wmma-k128-split", "wmma-f4-m-split", "wmma-scale16-k-split", "wmma-int-nops",
     "ds-addtid-alu-address", "flat-scratch-base-sgpr-pair", "tensor-mask-clear-saved",
+    "tensor-mask-clear-at-definition",
 }
 
 
@@ -51,7 +62,7 @@ def main():
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    fails, seen, scratch_claims, remaining_total = [], {}, 0, 0
+    fails, seen, scratch_claims, remaining_total, model_checked = [], {}, 0, 0, 0
     objects = sorted(p for d in args.corpora for p in Path(d).glob("*.co"))
     if not objects:
         print(f"FAIL: no objects in {args.corpora}")
@@ -115,6 +126,30 @@ def main():
                 if have is None or have < c["new_count"]:
                     fails.append(f"{tag}: kernel {c['kernel']}: .{c['class']}_count {have} in the output, "
                                  f"the report raised it to {c['new_count']}")
+        # 6. definitions changed in place, by the tensor model.
+        defs = [c for c in o["sites"] if isinstance(c.get("definition_vaddr"), int)]
+        if defs:
+            objdump = Path(args.tools or "/usr/bin") / "llvm-objdump-22"
+            before, after = (
+                {a: t for insns in check_a0classes.disassemble(str(objdump), str(p)).values()
+                 for a, t, _ in insns if a is not None}
+                for p in (obj, out))
+            for c in defs:
+                d, site = c["definition_vaddr"], c["original_vaddr"]
+                old_def, new_def = before.get(d), after.get(d)
+                load, load_out = before.get(site), after.get(site)
+                if None in (old_def, new_def, load) or load != load_out:
+                    fails.append(f"{tag}: definition {d:#x} / load {site:#x}: {old_def} -> {new_def}, "
+                                 f"{load} -> {load_out}")
+                    continue
+                why = []
+                rec = {"function": c["function"], "definition": d,
+                       # s_and_b32's SCC: changed only when the liveness
+                       # analysis finds it dead (liveness.checker's claim).
+                       "scc_live": not old_def.startswith("s_and_b32")}
+                check_a0classes.check_tensor_def(rec, old_def, [new_def], load, RNG, report=why.append)
+                fails.extend(f"{tag}: tensor model: {w}" for w in why)
+                model_checked += 1
         print(f"ok: {tag}: {o['result']}, {len(o['sites'])} site(s) changed "
               f"({stats.get('grown_replaced', '?')} by the new emitters per the oracle), "
               f"{len(o['remaining'])} left, {len(claims)} scratch claim(s), "
@@ -123,7 +158,8 @@ def main():
     if missing:
         fails.append(f"no site fixed by {missing} on the corpora")
     print(f"fixes: {json.dumps(dict(sorted(seen.items())))}; {scratch_claims} scratch claim(s) "
-          f"confirmed; {remaining_total} site(s) left (refused, with their reasons)")
+          f"confirmed; {model_checked} mask definition(s) checked by the tensor model; "
+          f"{remaining_total} site(s) left (refused, with their reasons)")
     for f in fails:
         print(f"FAIL: {f}")
     return 1 if fails else 0

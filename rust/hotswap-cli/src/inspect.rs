@@ -523,6 +523,24 @@ fn describe(file: &str, found: &Found<'_>, bytes: &[u8]) -> CodeObject {
                     .collect();
             }
             object.complete = Some(analysis.is_complete());
+            // Tensor loads whose mask SGPR's only reaching definition yields
+            // a zero mask (the rewriter's definition-site form, by the same
+            // proof): they need nothing.
+            let cleared = view
+                .as_ref()
+                .map(|v| rewrite::mask_definition::cleared_sites(v, &analysis))
+                .unwrap_or_default();
+            if !cleared.is_empty() {
+                for s in analysis
+                    .functions
+                    .iter_mut()
+                    .flat_map(|f| f.sites.iter_mut())
+                {
+                    if cleared.binary_search(&s.vaddr).is_ok() {
+                        s.needs_change = false;
+                    }
+                }
+            }
             let map = view.as_ref().ok().and_then(rewrite::moved_functions_of);
             if let Some(map) = &map {
                 let inside = |vaddr: u64| {

@@ -37,7 +37,10 @@
 //! CHANGE: {"class", "mnemonic", "function", "original_vaddr", "new_vaddr", "new_len",
 //!          "fix": "same-size" | "ds2-split" | "ds2-split-swapped" | "wmma-k128-split" | ...,
 //!          "scratch": [SCRATCH] (only when registers were taken),
-//!          "note": "..." (only when the fix is not exact: the K splits' rounding)}
+//!          "note": "..." (only when the fix is not exact: the K splits' rounding),
+//!          "definition_vaddr": N (only for "tensor-mask-clear-at-definition": the mask
+//!          SGPR's only reaching definition, changed in place; the site keeps its bytes
+//!          and address, new_vaddr = original_vaddr)}
 //! SCRATCH: {"class": "vgpr" | "sgpr", "first", "count", "tier": "dead" | "above-allocation"}
 //! RAISE: {"kernel", "class": "vgpr" | "sgpr", "old_count", "new_count",
 //!         "occupancy": [before, after] | null}: a kernel whose register count (descriptor
@@ -281,6 +284,10 @@ pub struct ChangeOut {
     /// What the fix does to results when it is not exact.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<&'static str>,
+    /// For `tensor-mask-clear-at-definition`: the address of the mask
+    /// SGPR's definition changed in place (the site keeps its bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub definition_vaddr: Option<u64>,
     /// The index of its code object (top-level list only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code_object: Option<usize>,
@@ -351,6 +358,7 @@ fn changes(report: &rewrite::Report) -> Vec<ChangeOut> {
                 })
                 .collect(),
             note: c.note,
+            definition_vaddr: c.definition_vaddr,
             code_object: None,
         })
         .collect()
@@ -673,7 +681,14 @@ fn print_human(o: &Outcome) -> std::io::Result<()> {
             c.result
         )?;
         for s in &c.sites {
-            if s.fix == "same-size" && s.new_vaddr == s.original_vaddr {
+            if let Some(d) = s.definition_vaddr {
+                writeln!(
+                    w,
+                    "  fixed      {} ({}) in {} at {:#x}: its mask's definition at {:#x} changed \
+                     in place ({})",
+                    s.class, s.mnemonic, s.function, s.original_vaddr, d, s.fix
+                )?;
+            } else if s.fix == "same-size" && s.new_vaddr == s.original_vaddr {
                 writeln!(
                     w,
                     "  fixed      {} ({}) in {} at {:#x}",

@@ -544,3 +544,53 @@ fn rewrite_json_refused_and_errors() {
         retarget(&probe_bytes, MACH_GFX942)
     );
 }
+
+/// A tensor load whose mask is cleared at its only definition: `rewrite
+/// --json` gives the site's address and the definition's, and `inspect` of
+/// the output counts it as needing nothing (the same proof), while the
+/// input's load still needs a change.
+#[test]
+fn a_tensor_mask_cleared_at_its_definition_is_reported_and_not_pending() {
+    let tdef =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../hotswap-code-object/tests/liveness/tdef.co");
+    let s = Scratch::new("rewrite-tdef");
+    let out = s.0.join("out.co");
+    let (outcome, status) = rewrite::rewrite_file(&tdef, &out, rewrite::options(true, false));
+    assert_eq!(status, exit::PARTIAL, "other tensor sites of tdef.s remain");
+    let json = serde_json::to_value(&outcome).unwrap();
+    let at_def: Vec<&Value> = json["code_objects"][0]["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["fix"] == "tensor-mask-clear-at-definition")
+        .collect();
+    assert_eq!(at_def.len(), 3, "t_mov, t_and, t_loop");
+    for c in &at_def {
+        assert_eq!(c["new_vaddr"], c["original_vaddr"]);
+        let (site, def) = (
+            c["original_vaddr"].as_u64().unwrap(),
+            c["definition_vaddr"].as_u64().unwrap(),
+        );
+        assert!(def < site, "{c}");
+    }
+    let pending = |path: &Path, site: u64| {
+        let report = inspect::inspect(&[path.to_path_buf()], None);
+        let json = serde_json::to_value(&report).unwrap();
+        let o = &json["code_objects"][0];
+        let needs = o["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|f| f["sites"].as_array().unwrap())
+            .find(|s| s["offset"].as_u64() == Some(site))
+            .map(|s| s["needs_change"].clone());
+        (needs, o.get("pending_sites").cloned())
+    };
+    let t_mov_site = at_def[0]["original_vaddr"].as_u64().unwrap();
+    assert_eq!(pending(&tdef, t_mov_site), (Some(Value::Bool(true)), None));
+    // The output: the three loads need nothing; the six left (their
+    // functions moved, their at-site form refused) are pending.
+    let (needs, count) = pending(&out, t_mov_site);
+    assert_eq!(needs, Some(Value::Bool(false)));
+    assert_eq!(count, Some(Value::from(6)));
+}

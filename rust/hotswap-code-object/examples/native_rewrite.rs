@@ -4,7 +4,9 @@
 //! native_rewrite rewrite [--allow-partial] [--clauses=keep|nop] IN OUT SITES
 //!     rewrites the bare code object IN; on success writes OUT and, in SITES,
 //!     one line per byte range that may differ ("site OFFSET LEN CLASS" for
-//!     each fixed site, "note OFFSET LEN" for the metadata retag); prints one
+//!     each fixed site, "definition OFFSET LEN SITE" for a tensor mask's
+//!     definition changed in place for the load at offset SITE, "note OFFSET
+//!     LEN" for the metadata retag); prints one
 //!     JSON line. Exit 0: rewritten (complete, or partial when allowed);
 //!     3: refused, sites need code growth; 4: refused otherwise; 5: rewritten
 //!     by code growth (DS two-address split; the output is larger, SITES empty).
@@ -133,11 +135,27 @@ fn rewrite(args: &[String]) -> Result<ExitCode, String> {
     for s in &plan.report.fixed {
         writeln!(lines, "site {:#x} {} {}", s.file_offset, s.len, s.class).unwrap();
     }
+    // A tensor site fixed at its mask's definition: the load keeps its
+    // bytes, the definition (its site's offset after it) changes.
+    for d in &plan.report.at_definition {
+        writeln!(
+            lines,
+            "definition {:#x} {} {:#x}",
+            d.definition_file_offset, d.definition_len, d.site.file_offset
+        )
+        .unwrap();
+    }
     let site_ranges: Vec<(u64, u64)> = plan
         .report
         .fixed
         .iter()
         .map(|s| (s.file_offset, s.file_offset + u64::from(s.len)))
+        .chain(plan.report.at_definition.iter().map(|d| {
+            (
+                d.definition_file_offset,
+                d.definition_file_offset + u64::from(d.definition_len),
+            )
+        }))
         .collect();
     for p in &plan.patches {
         let end = p.file_offset + p.bytes.len() as u64;

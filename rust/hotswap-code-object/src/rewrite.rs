@@ -67,6 +67,7 @@
 pub mod emit;
 mod input_bounds;
 mod islands;
+pub mod mask_definition;
 pub mod placement;
 mod retag;
 pub mod vgpr_mode;
@@ -193,7 +194,9 @@ impl std::fmt::Display for Retag {
 /// What a rewrite did and left.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
-    /// The sites fixed, in file order.
+    /// The sites fixed in their own bytes (same size), in file order (a
+    /// tensor load fixed at its mask's definition is in
+    /// [`Report::at_definition`]).
     pub fixed: Vec<SiteInfo>,
     /// Same-size sites left as they are by policy (`s_clause` under
     /// [`ClausePolicy::Keep`]), in file order.
@@ -238,6 +241,24 @@ pub struct Report {
     /// The dynamic relocations re-aimed at moved functions' images
     /// ([`placement`]), in table order.
     pub relocations: Vec<ReaimedRelocation>,
+    /// The `tensor_load_to_lds` sites fixed at their mask SGPR's only
+    /// reaching definition ([`mask_definition`]): the load's own bytes are
+    /// unchanged, the definition's constant has its low 16 bits zero. In
+    /// site order.
+    pub at_definition: Vec<DefinitionFix>,
+}
+
+/// A tensor site fixed at its mask's definition (same size, nothing moves).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DefinitionFix {
+    /// The `tensor_load_to_lds` (its bytes unchanged).
+    pub site: SiteInfo,
+    /// The changed definition's address.
+    pub definition_vaddr: u64,
+    /// Its offset in the code object.
+    pub definition_file_offset: u64,
+    /// Its length (unchanged).
+    pub definition_len: u8,
 }
 
 /// A growth site whose emitter refused it (left as it is under
@@ -277,6 +298,10 @@ pub struct SiteChange<'a> {
     pub scratch: &'a [emit::Taken],
     /// What the fix does to results when it is not exact ([`GrownSite::note`]).
     pub note: Option<&'static str>,
+    /// For a tensor site fixed at its mask's definition
+    /// ([`Report::at_definition`]): the changed definition's address (the
+    /// site itself keeps its bytes and address).
+    pub definition_vaddr: Option<u64>,
 }
 
 impl Report {
@@ -285,9 +310,16 @@ impl Report {
         self.remaining.is_empty()
     }
 
-    /// The number of fixed sites of `class`.
+    /// The number of sites of `class` fixed without growth: same-size at
+    /// the site ([`Report::fixed`]) or at a tensor mask's definition
+    /// ([`Report::at_definition`]).
     pub fn fixed_count(&self, class: A0Class) -> usize {
         self.fixed.iter().filter(|s| s.class == class).count()
+            + self
+                .at_definition
+                .iter()
+                .filter(|d| d.site.class == class)
+                .count()
     }
 
     /// The number of remaining sites of `class`.
@@ -317,6 +349,7 @@ impl Report {
                 fix: "same-size",
                 scratch: &[],
                 note: None,
+                definition_vaddr: None,
             })
             .chain(self.grown.iter().map(|g| SiteChange {
                 site: &g.site,
@@ -325,6 +358,16 @@ impl Report {
                 fix: g.fix,
                 scratch: &g.scratch,
                 note: g.note,
+                definition_vaddr: None,
+            }))
+            .chain(self.at_definition.iter().map(|d| SiteChange {
+                site: &d.site,
+                new_vaddr: d.site.vaddr,
+                new_len: u32::from(d.site.len),
+                fix: emit::tensor_mask::FIX_DEFINITION,
+                scratch: &[],
+                note: None,
+                definition_vaddr: Some(d.definition_vaddr),
             }))
             .collect();
         out.sort_by_key(|c| c.site.vaddr);
@@ -608,6 +651,24 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
             .any(|r| vaddr >= r.original_vaddr && vaddr - r.original_vaddr < r.original_size)
     };
     let mut growth_sites: Vec<SiteInfo> = Vec::new();
+    // Tensor sites whose mask is cleared at its only definition (no growth).
+    // An object grown before is not changed there either (a site its first
+    // rewrite left, in a function it moved, stays as it was: rewriting an
+    // output changes nothing); a definition already clear is recognised.
+    let mut definitions = mask_definition::plan(
+        object,
+        &analysis,
+        &|class| emit::emitter(class).is_some() && previously_moved.is_empty(),
+        &moved_away,
+        &|start, len| {
+            let end = start.saturating_add(len);
+            code.iter().any(|&(s, e)| start >= s && end <= e)
+        },
+    );
+    if !previously_moved.is_empty() {
+        definitions.retain(|_, d| d.is_clear());
+    }
+    let mut definition_patches: Vec<Patch> = Vec::new();
     // (file offset, fixed bytes so far, the classes fixed, the function), in
     // offset order: functions come in address order, so a fix is appended
     // unless functions overlap or alias.
@@ -618,6 +679,25 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
             let info = || SiteInfo::new(&name, function, site);
             match site.fix {
                 _ if moved_away(site.vaddr) => report.unreachable.push(info()),
+                // Fixed at its mask's only definition, in place; nothing to
+                // do when that definition yields a zero mask already.
+                Fix::Growth
+                    if site.class == A0Class::TensorLds
+                        && definitions.contains_key(&site.file_offset) =>
+                {
+                    if let Some(d) = definitions.get(&site.file_offset).filter(|d| !d.is_clear()) {
+                        report.at_definition.push(DefinitionFix {
+                            site: info(),
+                            definition_vaddr: d.vaddr,
+                            definition_file_offset: d.file_offset,
+                            definition_len: d.bytes.len() as u8,
+                        });
+                        definition_patches.push(Patch {
+                            file_offset: d.file_offset,
+                            bytes: d.bytes.clone(),
+                        });
+                    }
+                }
                 // An object grown before is not grown again (a second marker
                 // would not be found): a site left in it, one an emitter
                 // refused under `allow_partial`, remains.
@@ -697,6 +777,12 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         list.dedup_by_key(|s| (s.file_offset, s.class));
         list.shrink_to_fit(); // held to the end, at the peak of a growth
     }
+    report.at_definition.sort_by_key(|d| d.site.file_offset);
+    report.at_definition.dedup_by_key(|d| d.site.file_offset);
+    // One definition may reach several loads: patched once.
+    definition_patches.sort_by_key(|p| p.file_offset);
+    definition_patches.dedup();
+    drop(definitions);
     if !report.remaining.is_empty() && !options.allow_partial {
         return Err(RewriteError::NeedsGrowth(report.remaining));
     }
@@ -707,6 +793,37 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         })
         .map(|(file_offset, bytes, _, _)| Patch { file_offset, bytes })
         .collect();
+    // A definition's change never meets a same-size fix (it is no A0
+    // class) nor a different change of the same bytes (aliased functions
+    // give the same one, deduplicated above): either would be an
+    // inconsistency, refused.
+    let clash = definition_patches
+        .windows(2)
+        .find(|w| w[0].file_offset + w[0].bytes.len() as u64 > w[1].file_offset)
+        .map(|w| w[1].file_offset)
+        .or_else(|| {
+            definition_patches
+                .iter()
+                .find(|d| {
+                    patches.iter().any(|p| {
+                        p.file_offset < d.file_offset + d.bytes.len() as u64
+                            && d.file_offset < p.file_offset + p.bytes.len() as u64
+                    })
+                })
+                .map(|d| d.file_offset)
+        });
+    if let Some(at) = clash {
+        let site = report
+            .at_definition
+            .iter()
+            .find(|d| d.definition_file_offset == at)
+            .map(|d| d.site.clone());
+        return Err(site.map_or_else(
+            || RewriteError::Growth(format!("tensor mask definitions clash at offset {at:#x}")),
+            RewriteError::NoFix,
+        ));
+    }
+    patches.extend(definition_patches);
     // Placement reads the functions' ranges, not their sites (now in the
     // report's lists): they go before the output is allocated.
     for f in &mut analysis.functions {

@@ -489,3 +489,98 @@ fn a_tensor_mask_definition_is_changed_in_place_only_when_it_alone_reaches_the_l
         assert!(e.contains(why), "{site}: {e}");
     }
 }
+
+/// The rewrite takes the definition-site form where the proof holds: the
+/// definition's literal changed in place, the load's bytes and address
+/// kept, its function not moved; every other tensor site of tdef.s keeps an
+/// at-site form (its function moves). The output needs nothing more: the same
+/// proof finds each changed definition already clear, so rewriting it again
+/// changes nothing.
+#[test]
+fn the_rewrite_clears_a_proved_mask_definition_in_place_and_moves_nothing_for_it() {
+    use hotswap_code_object::rewrite::{self, mask_definition, Options};
+    let options = Options {
+        allow_partial: true,
+        ..Options::default()
+    };
+    let r = rewrite::rewrite_b0_to_a0(TDEF, &options).unwrap();
+    let by_site: Vec<(u64, u64)> = r
+        .report
+        .at_definition
+        .iter()
+        .map(|d| (d.site.vaddr, d.definition_vaddr))
+        .collect();
+    let sites = ["t_mov_site", "t_and_site", "t_loop_site"];
+    let mut want: Vec<(u64, u64)> = sites
+        .iter()
+        .map(|s| (symbol(TDEF, s), definition_form(s).unwrap().0))
+        .collect();
+    want.sort_unstable();
+    assert_eq!(by_site, want);
+    for (site, def) in &want {
+        // The load is where it was, unchanged, and not moved.
+        assert_eq!(r.report.executed_vaddr(*site), *site);
+        assert!(!r.report.grown.iter().any(|g| g.site.vaddr == *site));
+        assert!(!r
+            .report
+            .moved
+            .iter()
+            .any(|m| *site >= m.original_vaddr && *site - m.original_vaddr < m.original_size));
+        let d = &r.report.at_definition[want.iter().position(|w| w.1 == *def).unwrap()];
+        let (o, n) = (
+            d.definition_file_offset as usize,
+            usize::from(d.definition_len),
+        );
+        let s = d.site.file_offset as usize;
+        assert_eq!(r.bytes[s..s + 12], TDEF[s..s + 12]);
+        // The definition's low 16 bits are zero, the rest as before.
+        assert_ne!(r.bytes[o..o + n], TDEF[o..o + n]);
+        let l = liveness::analyze(&r.bytes, Convention::Unknown).unwrap();
+        assert!(mask_definition::cleared_at_definition(
+            &l,
+            &r.bytes,
+            *site,
+            d.site.file_offset,
+            d.site.len
+        ));
+        // The change is the one the proof's emitter gives.
+        let c = r.report.changes();
+        let c = c.iter().find(|c| c.site.vaddr == *site).unwrap();
+        assert_eq!(
+            (c.fix, c.definition_vaddr, c.new_vaddr),
+            ("tensor-mask-clear-at-definition", Some(*def), *site)
+        );
+    }
+    // Proved, but its function moves for a DS two-address split: left to
+    // the at-site form (which, in a callable function with no dead SGPR to
+    // save the live mask in, refuses it: it remains).
+    assert!(definition_form("t_moved_site").is_ok());
+    let v = symbol(TDEF, "t_moved_site");
+    assert!(r.report.grown.iter().any(|g| g.site.vaddr != v));
+    assert!(!r.report.at_definition.iter().any(|d| d.site.vaddr == v));
+    let refused = r.report.growth_refused.iter().find(|g| g.site.vaddr == v);
+    assert!(refused.unwrap().reason.contains("mask SGPR s4 is live"));
+    // The unproved sites take an at-site form or remain; none is in place.
+    for s in [
+        "t_and_scc_site",
+        "t_other_site",
+        "t_two_site",
+        "t_entry_site",
+        "t_load_site",
+    ] {
+        let v = symbol(TDEF, s);
+        assert!(
+            r.report.grown.iter().any(|g| g.site.vaddr == v)
+                || r.report.remaining.iter().any(|x| x.vaddr == v),
+            "{s}"
+        );
+    }
+    // Rewriting the output again: the three definitions are found clear
+    // (nothing fixed, nothing remaining there) and the bytes stay.
+    let again = rewrite::rewrite_b0_to_a0(&r.bytes, &options).unwrap();
+    assert!(again.report.at_definition.is_empty());
+    for (site, _) in &want {
+        assert!(!again.report.remaining.iter().any(|x| x.vaddr == *site));
+    }
+    assert_eq!(again.bytes, r.bytes);
+}

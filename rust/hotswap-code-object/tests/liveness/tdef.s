@@ -122,9 +122,25 @@ t_loop_site:
   s_endpgm
 .size t_loop, .-t_loop
 
+// Provable, but the function moves for another site (a DS two-address load
+// split by growth): the rewrite keeps the at-site form here.
+.globl t_moved
+.p2align 8
+.type t_moved,@function
+t_moved:
+  s_mov_b32 s4, 0x12345678
+t_moved_site:
+  tensor_load_to_lds s[0:3], s[4:11]
+  ds_load_2addr_b32 v[0:1], v2 offset0:1 offset1:2
+  s_wait_dscnt 0x0
+  s_wait_tensorcnt 0x0
+  s_endpgm
+.size t_moved, .-t_moved
+
 .rodata
 .p2align 6
 .amdhsa_kernel t_mov
   .amdhsa_next_free_vgpr 8
   .amdhsa_next_free_sgpr 24
 .end_amdhsa_kernel
+

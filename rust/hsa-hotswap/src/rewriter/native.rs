@@ -110,9 +110,9 @@ fn log_summary(plan: &Plan) {
         );
     }
     log::debug!(
-        "native rewriter: fixed {} site(s) ({}), {} DS2 split by moving {} function(s), kept {} \
+        "native rewriter: fixed {} site(s) in place ({}), {} DS2 split by moving {} function(s), kept {} \
          s_clause, {} byte range(s) patched, {} byte(s) appended, metadata: {}",
-        report.fixed.len(),
+        report.fixed.len() + report.at_definition.len(),
         if classes.is_empty() {
             "none".to_owned()
         } else {

@@ -41,8 +41,9 @@
 //! The caller must know that the tensor instruction may move: the reference
 //! calls it PC-sensitive on A0 without saying how, which is why COMGR prefers
 //! the definition-site form ([`clear_at_definition`], with its proof in
-//! `liveness::reaching`; not wired into the rewriter yet) or the slot of an
-//! `s_delay_alu` right before it ([`clear_in_place_of_delay`], same size, mask
+//! `liveness::reaching`; the rewrite uses it when proved:
+//! `rewrite::mask_definition`) or the slot of an `s_delay_alu` right before
+//! it ([`clear_in_place_of_delay`], same size, mask
 //! SGPR dead after).
 //!
 //! Refused: a second operand that is not an SGPR (`null` or above s105) or
