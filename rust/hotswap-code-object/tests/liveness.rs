@@ -584,3 +584,45 @@ fn the_rewrite_clears_a_proved_mask_definition_in_place_and_moves_nothing_for_it
     }
     assert_eq!(again.bytes, r.bytes);
 }
+
+/// `function_at` (two binary searches over functions in address order) finds
+/// what a scan for the first function holding the address finds, at every
+/// function's first byte, last byte and one past, and at every instruction;
+/// and the analysis of some functions (`analyze_walked` with roots) gives
+/// them the facts the whole-object analysis gives.
+#[test]
+fn function_lookup_and_partial_analysis_agree_with_the_whole() {
+    for object in [CASES, CALLS, WIDE] {
+        let l = liveness::analyze(object, Convention::Unknown).unwrap();
+        let scan = |v: u64| {
+            l.functions
+                .iter()
+                .position(|f| v >= f.vaddr && v - f.vaddr < f.size)
+        };
+        let mut probes: Vec<u64> = Vec::new();
+        for f in &l.functions {
+            probes.extend([
+                f.vaddr,
+                f.vaddr + f.size.saturating_sub(1),
+                f.vaddr + f.size,
+            ]);
+            probes.extend(f.vaddr.checked_sub(1));
+            probes.extend(f.instructions().map(|(v, _)| v));
+        }
+        assert!(probes.len() > 10);
+        for v in probes {
+            assert_eq!(l.function_at(v), scan(v), "at {v:#x}");
+        }
+        let parsed = CodeObject::parse(object).unwrap();
+        let walked = hotswap_code_object::gfx1250::analyze_object(&parsed).unwrap();
+        let roots: Vec<u64> = l.functions.iter().step_by(3).map(|f| f.vaddr).collect();
+        let some = liveness::analyze_walked(&parsed, &walked, Convention::Unknown, Some(&roots));
+        assert!(!some.functions.is_empty());
+        for f in &some.functions {
+            let whole = &l.functions[l.function_at(f.vaddr).unwrap()];
+            assert_eq!((f.vaddr, f.size), (whole.vaddr, whole.size));
+            assert_eq!(f.status, whole.status, "{}", f.name);
+            assert_eq!(f.entry_live, whole.entry_live, "{}", f.name);
+        }
+    }
+}

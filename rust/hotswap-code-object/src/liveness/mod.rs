@@ -176,6 +176,10 @@ pub struct ObjectLiveness<'a> {
     pub functions: Vec<FunctionLiveness>,
     /// The kernels, in symbol-table order.
     pub kernels: Vec<KernelInfo>,
+    /// For [`ObjectLiveness::function_at`]: the largest end of the
+    /// functions up to each index, when they are in address order (`None`:
+    /// they are not, and the lookup scans).
+    ends_so_far: Option<Vec<u64>>,
 }
 
 /// The VGPR encoding granule of gfx1250's kernel descriptor (measured with
@@ -288,11 +292,25 @@ pub fn analyze_walked<'a>(
             }
         })
         .collect();
+    let ends_so_far = functions
+        .windows(2)
+        .all(|w| w[0].vaddr <= w[1].vaddr)
+        .then(|| {
+            let mut top = 0u64;
+            functions
+                .iter()
+                .map(|f| {
+                    top = top.max(f.vaddr.saturating_add(f.size));
+                    top
+                })
+                .collect()
+        });
     ObjectLiveness {
         bytes,
         convention,
         functions,
         kernels,
+        ends_so_far,
     }
 }
 
@@ -749,9 +767,17 @@ fn solve(
 impl<'a> ObjectLiveness<'a> {
     /// The index of the function whose instructions include `vaddr`.
     pub fn function_at(&self, vaddr: u64) -> Option<usize> {
-        self.functions
-            .iter()
-            .position(|f| vaddr >= f.vaddr && vaddr - f.vaddr < f.size)
+        let holds = |f: &FunctionLiveness| vaddr >= f.vaddr && vaddr - f.vaddr < f.size;
+        match &self.ends_so_far {
+            // In address order, the first function holding `vaddr` is the
+            // first whose running largest end passes it, if it starts at or
+            // before it (no earlier one reaches `vaddr`).
+            Some(ends) => {
+                let k = ends.partition_point(|&end| end <= vaddr);
+                self.functions.get(k).filter(|f| holds(f)).map(|_| k)
+            }
+            None => self.functions.iter().position(holds),
+        }
     }
 
     /// Liveness at the instruction starting at `vaddr` of function `function`;

@@ -235,8 +235,11 @@ fn free_pair(live: Option<&liveness::ObjectLiveness<'_>>, m: &Moving) -> Result<
             m.name
         ))
     };
+    // The function entered at `m`'s entry (functions are in address order;
+    // the one holding the entry must start there).
     let f = live
-        .and_then(|l| l.functions.iter().find(|f| f.vaddr == m.vaddr))
+        .and_then(|l| l.function_at(m.vaddr).map(|i| &l.functions[i]))
+        .filter(|f| f.vaddr == m.vaddr)
         .ok_or_else(|| no("the liveness analysis does not know it".into()))?;
     if let liveness::Status::NotAnalysable(why) = &f.status {
         return Err(no(format!("its liveness is unknown ({why})")));
