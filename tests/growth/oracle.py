@@ -403,6 +403,8 @@ def corpus(args):
                 line += f"; a corrupted island {'caught: ' + caught[:90] if caught else 'NOT CAUGHT'}"
                 if not caught:
                     fails.append(f"{obj.name}: a corrupted branch island was not caught")
+            if not fails:
+                out.unlink()  # checked: only a failing output stays to look at
             return [line], fails, status, n_ds2, res.stats
         if status == "refused":
             why = verify_refusal(report, in_listing)
