@@ -91,38 +91,32 @@ pub(super) fn gateways(
     patches: &mut Vec<Patch>,
 ) -> Result<Vec<Gateway>, RewriteError> {
     let map = object.address_map();
-    // The liveness of the functions that need a far jump (and of what they
-    // call), from the walk the plan made: none when every image is in
-    // s_branch reach.
-    // First the pair a function's entry block writes before reading (no
-    // analysis); the others need the liveness analysis.
+    // Per moved function: its s_branch immediate when the image is in
+    // reach, else the pair its entry block writes before reading, if any.
     let bytes = object.bytes();
-    let written_first: Vec<Option<u8>> = moving
+    let reach: Vec<_> = moving
         .iter()
-        .map(|m| {
-            branch_imm(m.vaddr, m.new_vaddr)
-                .is_none()
-                .then(|| written_before_read(bytes, m))
-                .flatten()
-        })
+        .map(|m| branch_imm(m.vaddr, m.new_vaddr).ok_or_else(|| written_before_read(bytes, m)))
         .collect();
+    // The others need the liveness analysis: of them and what they call,
+    // from the walk the plan made.
     let far: Vec<u64> = moving
         .iter()
-        .zip(&written_first)
-        .filter(|(m, first)| branch_imm(m.vaddr, m.new_vaddr).is_none() && first.is_none())
+        .zip(&reach)
+        .filter(|(_, r)| matches!(r, Err(None)))
         .map(|(m, _)| m.vaddr)
         .collect();
     let live = (!far.is_empty())
         .then(|| liveness::analyze_walked(object, analysis, Convention::Unknown, Some(&far)));
     let mut out = Vec::with_capacity(moving.len());
-    for (m, first) in moving.iter().zip(written_first) {
-        let (kind, code) = match branch_imm(m.vaddr, m.new_vaddr) {
-            Some(imm) => {
+    for (m, r) in moving.iter().zip(reach) {
+        let (kind, code) = match r {
+            Ok(imm) => {
                 let mut code = imm.to_le_bytes().to_vec();
                 code.extend_from_slice(&[0xa0, 0xbf]);
                 (GatewayKind::Branch, code)
             }
-            None => {
+            Err(first) => {
                 let reg = match first {
                     Some(reg) => reg,
                     None => free_pair(live.as_ref(), m)?,

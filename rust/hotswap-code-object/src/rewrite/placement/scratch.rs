@@ -206,17 +206,17 @@ pub(super) fn count_patches(
     counts::apply(liveness, &mut out, raises)
         .map_err(|e| refuse(format!("raising the register counts: {e:?}")))?;
     // The bytes as they were with the fixes: the input's, or those of the
-    // last fix starting at or before the byte (one pass: `k` only grows).
-    let mut k: Option<usize> = None;
+    // last fix starting at or before the byte (one pass over the fixes).
+    let mut started = 0; // the fixes starting at or before byte `i`
     let mut patches: Vec<Patch> = Vec::new();
     for (i, (&new, &input)) in out.iter().zip(bytes).enumerate() {
         while fixes
-            .get(k.map_or(0, |k| k + 1))
+            .get(started)
             .is_some_and(|p| p.file_offset as usize <= i)
         {
-            k = Some(k.map_or(0, |k| k + 1));
+            started += 1;
         }
-        let before = match k.map(|k| &fixes[k]) {
+        let before = match started.checked_sub(1).map(|k| &fixes[k]) {
             Some(p) if i - (p.file_offset as usize) < p.bytes.len() => {
                 p.bytes[i - p.file_offset as usize]
             }
