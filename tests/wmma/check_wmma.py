@@ -55,7 +55,7 @@ LINE = re.compile(r"^\s+(\S.*?)\s*// ([0-9A-F]+): ((?:[0-9A-F]{8} ?)+)\s*$")
 SYMBOL = re.compile(r"^[0-9a-f]+ <(.+)>:$")
 
 # The refusal reasons the emitters document (anything else fails the check).
-KNOWN_REFUSALS = ("overlaps", "runs past v1023", "block-16 scaled 32x16x128 f4",
+KNOWN_REFUSALS = ("overlaps", "runs past v1023",
                   "MATRIX_SCALE_ROW1 for the A scale of a 32-row f4 WMMA is not supported",
                   "FP6/BF6 A matrix", "mode at the site is unknown")
 
@@ -184,7 +184,9 @@ def check_model(rec, orig_texts, new_texts, states, report):
         stats = report.setdefault(mn, {"sites": set(), "elements": 0, "differ": 0, "inf_mismatch": 0,
                                        "max_ulps": 0, "max_rel": 0.0, "max_err_u": 0.0, "states": {}})
         stats["sites"].add((rec["original"], rec["mode"]))
-        if rec["kind"] in ("f4", "f4_scaled", "int"):
+        # M splits and spacing keep every element's one rounding; the
+        # block-16 scaled f4 form is split along K too (rounded between).
+        if rec["kind"] in ("f4", "f4_scaled", "int") and not mn.startswith("v_wmma_scale16"):
             if o.get(d_op[1]) != n.get(d_op[1]) or any(o.get(d_op[1] + v) != n.get(d_op[1] + v) for v in range(d_regs)):
                 fail(f"{rec['site']} {rec['function']}@{rec['vaddr']:#x} {mn}: rounded results differ")
                 return
