@@ -226,6 +226,16 @@ pub fn needs_liveness(class: A0Class) -> bool {
     )
 }
 
+/// Whether the emitter of `site` may ask for scratch registers or liveness:
+/// [`needs_liveness`] of its class, narrowed for `wmma_f4` to its block-16
+/// scaled form (the plain and block-32 scaled forms take no register).
+pub fn site_needs_liveness(site: &SiteInfo) -> bool {
+    match site.class {
+        A0Class::WmmaF4 => site.mnemonic == wmma_f4::SCALE16_MNEMONIC,
+        class => needs_liveness(class),
+    }
+}
+
 /// Replaces one site.
 pub type Emitter = fn(&mut Site<'_>) -> Result<Emitted, Refusal>;
 
@@ -410,15 +420,28 @@ mod tests {
                 "{class}"
             );
         }
-        let info = SiteInfo {
+        let mut info = SiteInfo {
             function: Arc::from("k"),
             function_vaddr: 0x1000,
             vaddr: 0x1010,
             file_offset: 0x10,
             len: 8,
-            class: A0Class::Ds2addr,
-            mnemonic: "ds_load_2addr_b32",
+            class: A0Class::WmmaF4,
+            mnemonic: "v_wmma_f32_32x16x128_f4",
         };
+        // Of `wmma_f4`, only the block-16 scaled form (named as its class
+        // row names it) asks for liveness.
+        assert!(!site_needs_liveness(&info));
+        assert!(A0Class::WmmaF4
+            .info()
+            .encodings
+            .iter()
+            .any(|e| e.mnemonic == wmma_f4::SCALE16_MNEMONIC));
+        info.mnemonic = wmma_f4::SCALE16_MNEMONIC;
+        assert!(site_needs_liveness(&info));
+        info.class = A0Class::Ds2addr;
+        info.mnemonic = "ds_load_2addr_b32";
+        assert!(!site_needs_liveness(&info));
         let why = NoScratch {
             site: &info,
             why: "the function is not analysable",

@@ -97,6 +97,9 @@ fn scaled(bytes: &[u8], prefix_op: u32) -> Option<(Vop3p, Vop3p)> {
     (p.op() == prefix_op && i.op() == F4_32X16).then_some((p, i))
 }
 
+/// The block-16 scaled form's mnemonic (its class table row's).
+pub const SCALE16_MNEMONIC: &str = "v_wmma_scale16_f32_32x16x128_f4";
+
 /// Whether `bytes` is the block-16 scaled `v_wmma_scale16_f32_32x16x128_f4`
 /// (split by [`split_scale16`]).
 pub fn is_scale16(bytes: &[u8]) -> bool {
