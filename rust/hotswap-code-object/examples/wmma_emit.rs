@@ -61,17 +61,22 @@ fn expansion_json(e: &Expansion) -> String {
     )
 }
 
-/// The block-16 split with the first scratch block (below v256) that
-/// overlaps no operand: this driver has no liveness, so the checker excludes
-/// the scratch registers from its comparison.
-fn scale16(bytes: &[u8], mode: u8) -> String {
-    let need = match wmma_scale16::scratch_needed(bytes) {
+/// A block-16 split (`needed`, `split`) with the first scratch block (below
+/// v256) that overlaps no operand: this driver has no liveness, so the
+/// checker excludes the scratch registers from its comparison.
+fn with_scratch(
+    bytes: &[u8],
+    mode: u8,
+    needed: fn(&[u8]) -> Result<u32, Reason>,
+    split: fn(&[u8], u8, u32) -> Result<Expansion, Reason>,
+) -> String {
+    let need = match needed(bytes) {
         Ok(n) => n,
         Err(r) => return format!("\"refusal\":{}", json_str(&r.to_string())),
     };
     let mut last = Reason::Overlap("no scratch block below v256 overlaps no operand");
     for base in 0..=256 - need {
-        match wmma_scale16::split(bytes, mode, base) {
+        match split(bytes, mode, base) {
             Ok(e) => {
                 return format!(
                     "{},\"scratch\":{base},\"scratch_len\":{need}",
@@ -127,6 +132,12 @@ fn run(path: &str) -> Result<(), String> {
                     Ok(e) => expansion_json(&e),
                     Err(r) => format!("\"refusal\":{}", json_str(&r.to_string())),
                 },
+                ("f4_scaled", Some(m)) if wmma_f4::is_scale16(bytes) => with_scratch(
+                    bytes,
+                    m,
+                    wmma_f4::scale16_scratch_needed,
+                    wmma_f4::split_scale16,
+                ),
                 ("f4" | "f4_scaled", Some(m)) => match wmma_f4::split(bytes, m) {
                     Ok(e) => expansion_json(&e),
                     Err(r) => format!("\"refusal\":{}", json_str(&r.to_string())),
@@ -143,7 +154,9 @@ fn run(path: &str) -> Result<(), String> {
                         Err(r) => format!("\"refusal\":{}", json_str(&r.to_string())),
                     }
                 }
-                ("scale16", Some(m)) => scale16(bytes, m),
+                ("scale16", Some(m)) => {
+                    with_scratch(bytes, m, wmma_scale16::scratch_needed, wmma_scale16::split)
+                }
                 _ => "\"refusal\":\"no emitter for this WMMA\"".into(),
             };
             println!(

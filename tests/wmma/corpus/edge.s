@@ -4,7 +4,11 @@
 // src2's), tuples crossing v255/v256 (which LLVM 22 allocates itself), an
 // unknown mode at a join, block-16 scaled WMMAs (FP4, FP8/BF8, FP6 A; SGPR
 // and VGPR scales; scale rows; the scaled f4 forms), and integer WMMAs
-// before dependent VALUs, branches and the function's end.
+// before dependent VALUs, branches and the function's end. The block-16
+// scaled 32x16x128 f4 (split along M, then K): natural and upper-half-first
+// orders, SGPR and VGPR scales, an inline C, B's scale row, reuse hints, a
+// banked mode, a destination crossing v255, and its refusals (D over a
+// scale pair; A's scale on ROW1; D over its own half's A).
   .amdgcn_target "amdgcn-amd-amdhsa--gfx1250"
   .text
 
@@ -33,6 +37,7 @@ f_cross:
   v_wmma_f16_16x16x128_fp8_fp8 v[254:257], v[0:15], v[16:31], v[254:257]
   v_wmma_f32_32x16x128_f4 v[248:263], v[0:15], v[16:23], v[248:263]
   v_wmma_f32_32x16x128_f4 v[24:39], v[244:259], v[252:259], v[40:55]
+  v_wmma_scale16_f32_32x16x128_f4 v[248:263], v[0:15], v[16:23], v[248:263], v[24:25], v[26:27]
   s_set_vgpr_msb 0xc0
   v_wmma_f32_16x16x128_bf8_bf8 v[0:7], v[248:263], v[24:39], v[0:7]
   s_set_vgpr_msb 0xc000
@@ -62,6 +67,15 @@ f_scale16:
   s_set_vgpr_msb 0x5d00
   v_wmma_scale16_f32_16x16x128_f8f6f4 v[0:7], v[8:19], v[24:39], v[40:47], v[48:49], v[50:51] matrix_a_fmt:MATRIX_FMT_FP6
   v_wmma_scale16_f32_32x16x128_f4 v[0:15], v[16:31], v[32:39], v[40:55], v[56:57], v[58:59]
+  v_wmma_scale16_f32_32x16x128_f4 v[8:23], v[0:15], v[32:39], v[40:55], s[4:5], v[58:59] neg_lo:[0,0,1]
+  v_wmma_scale16_f32_32x16x128_f4 v[0:15], v[16:31], v[32:39], 1.0, v[56:57], s[6:7] matrix_b_scale:MATRIX_SCALE_ROW1 matrix_a_reuse
+  v_wmma_scale16_f32_32x16x128_f4 v[64:79], v[16:31], v[32:39], v[64:79], v[56:57], v[58:59] neg_hi:[0,0,1]
+  v_wmma_scale16_f32_32x16x128_f4 v[56:71], v[16:31], v[32:39], v[40:55], v[56:57], v[58:59]
+  v_wmma_scale16_f32_32x16x128_f4 v[0:15], v[16:31], v[32:39], v[40:55], v[56:57], v[58:59] matrix_a_scale:MATRIX_SCALE_ROW1
+  v_wmma_scale16_f32_32x16x128_f4 v[16:31], v[16:31], v[32:39], v[40:55], v[56:57], v[58:59]
+  s_set_vgpr_msb 0x55
+  v_wmma_scale16_f32_32x16x128_f4 v[0:15], v[16:31], v[32:39], v[40:55], v[56:57], v[58:59]
+  s_set_vgpr_msb 0x5500
   v_wmma_scale_f32_32x16x128_f4 v[0:15], v[16:31], v[32:39], v[40:55], v56, v58
   s_set_vgpr_msb 0x44
   v_wmma_scale_f32_32x16x128_f4 v[0:15], v[16:31], v[32:39], v[0:15], s2, v58 matrix_b_scale:MATRIX_SCALE_ROW1 neg_lo:[0,0,1]

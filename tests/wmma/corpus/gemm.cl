@@ -110,10 +110,11 @@ kernel void gemm_mx(global v8f *c, global const v16i *a, global const v16i *b,
   c[lane] = acc + acc16;
 }
 
-// MX FP4 32x16x128: block-32 (split along M) and block-16 (refused) scales,
-// per-lane A scales and a kernel-argument B scale.
+// MX FP4 32x16x128: block-32 (split along M) and block-16 (split along M,
+// then K) scales, per-lane A scales and a kernel-argument B scale.
 kernel void gemm_mx_f4(global v16f *c, global const v16i *a, global const v8i *b,
-                       global const int *as, int bs, long bs16, int k_tiles) {
+                       global const int *as, global const long *as16, int bs, long bs16,
+                       int k_tiles) {
   int lane = __builtin_amdgcn_workitem_id_x();
   v16f acc = 0;
   for (int k = 0; k < k_tiles; ++k) {
@@ -121,7 +122,8 @@ kernel void gemm_mx_f4(global v16f *c, global const v16i *a, global const v8i *b
     v8i b0 = b[k * 32 + lane];
     int s = as[k * 32 + lane];
     acc = __builtin_amdgcn_wmma_scale_f32_32x16x128_f4(a0, b0, 0, acc, 0, 0, s, 0, 0, bs, false, false);
-    acc = __builtin_amdgcn_wmma_scale16_f32_32x16x128_f4(a0, b0, 0, acc, 0, 0, (long)s, 0, 0, bs16, false, false);
+    long s16 = as16[k * 32 + lane];
+    acc = __builtin_amdgcn_wmma_scale16_f32_32x16x128_f4(a0, b0, 0, acc, 0, 0, s16, 0, 0, bs16, false, false);
   }
   c[lane] = acc;
 }

@@ -86,6 +86,10 @@ pub enum Rule {
     /// Growth: the 32x16x128 f4 WMMA (plain, block-32 scaled) as two
     /// 16x16x128 f8f6f4 ones along M (`rewrite/emit/wmma_f4.rs`).
     WmmaF4Split,
+    /// Growth: the block-16 scaled 32x16x128 f4 WMMA split along M, then
+    /// each half along K: four block-32 scaled 16x16x128 f8f6f4 WMMAs, in
+    /// scratch VGPRs (`rewrite/emit/wmma_f4.rs` with `wmma_scale16.rs`).
+    WmmaF4Scale16Split,
     /// Growth: a block-16 scaled WMMA as two block-32 ones along K, in
     /// scratch VGPRs (`rewrite/emit/wmma_scale16.rs`).
     WmmaScale16Split,
@@ -116,6 +120,7 @@ impl Rule {
             Self::Ds2Split => "ds2_split",
             Self::WmmaK128Split => "wmma_k128_split",
             Self::WmmaF4Split => "wmma_f4_split",
+            Self::WmmaF4Scale16Split => "wmma_f4_scale16_split",
             Self::WmmaScale16Split => "wmma_scale16_split",
             Self::WmmaIntNops => "wmma_int_nops",
             Self::DsAddtidAlu => "ds_addtid_alu",
@@ -435,8 +440,8 @@ pub const CLASSES: &[ClassInfo] = &[
         class: A0Class::WmmaF4,
         name: "wmma_f4",
         description: "`v_wmma_f32_32x16x128_f4`, standalone or scaled, is absent on A0: \
-            split along M (growth). The block-16 scaled form is refused (it needs an M and a \
-            K split).",
+            split along M (growth). The block-16 scaled form is split along M, then each half \
+            along K into block-32 scaled pairs, in scratch VGPRs (growth; this class only).",
         pattern: r"v_wmma(_scale|_scale16)?_f32_32x16x128_f4$",
         encodings: &[
             grow(Vop3p, 0x88, "v_wmma_f32_32x16x128_f4", Rule::WmmaF4Split),
@@ -449,10 +454,15 @@ pub const CLASSES: &[ClassInfo] = &[
                 ),
                 Condition::MatrixF4,
             )),
-            secondary(when(
-                grow(Vop3px2, 0x3A, "v_wmma_scale16_f32_32x16x128_f4", Rule::None),
+            when(
+                grow(
+                    Vop3px2,
+                    0x3A,
+                    "v_wmma_scale16_f32_32x16x128_f4",
+                    Rule::WmmaF4Scale16Split,
+                ),
                 Condition::MatrixF4,
-            )),
+            ),
         ],
     },
     ClassInfo {
@@ -461,8 +471,9 @@ pub const CLASSES: &[ClassInfo] = &[
         description: "Scaled WMMAs (VOP3PX2, 16 bytes). Block-32 scales: same size, the \
             unused `scale_src2` field (bits [58:50]) set to 0x100 (VGPR0), a site whose field \
             is 0x100 already needing no change; block-16 scales: split along K into block-32 \
-            pairs in scratch VGPRs (growth; the 32x16x128 f4 form is refused).",
-        pattern: r"v_wmma_scale(16)?_",
+            pairs in scratch VGPRs (growth). The block-16 32x16x128 f4 form is a `wmma_f4` \
+            site only: one fix splits it along M and K.",
+        pattern: r"v_wmma_scale_|v_wmma_scale16_f32_16x16x128_f8f6f4",
         encodings: &[
             when(
                 enc(
@@ -494,10 +505,6 @@ pub const CLASSES: &[ClassInfo] = &[
                     Rule::WmmaScale16Split,
                 ),
                 Condition::MatrixF8f6f4,
-            ),
-            when(
-                grow(Vop3px2, 0x3A, "v_wmma_scale16_f32_32x16x128_f4", Rule::None),
-                Condition::MatrixF4,
             ),
         ],
     },
@@ -771,6 +778,9 @@ pub fn docs_table() -> String {
                 Rule::Ds2Split => "two single-address ops (native rewriter)".into(),
                 Rule::WmmaK128Split => "two K=64 WMMAs (native rewriter)".into(),
                 Rule::WmmaF4Split => "two 16x16x128 f8f6f4 WMMAs along M (native rewriter)".into(),
+                Rule::WmmaF4Scale16Split => {
+                    "four block-32 scaled WMMAs, M then K, scratch VGPRs (native rewriter)".into()
+                }
                 Rule::WmmaScale16Split => {
                     "two block-32 scaled WMMAs along K, scratch VGPRs (native rewriter)".into()
                 }

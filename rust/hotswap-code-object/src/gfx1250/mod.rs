@@ -98,7 +98,8 @@ pub enum A0Class {
     WmmaK128,
     /// The 32x16x128 f4 WMMA, standalone or scaled: growth.
     WmmaF4,
-    /// Scaled WMMAs: same size (block-32 scales) or growth (block-16).
+    /// Scaled WMMAs: same size (block-32 scales) or growth (block-16; the
+    /// block-16 32x16x128 f4 form is a [`A0Class::WmmaF4`] site only).
     WmmaScale,
     /// FP8 conversions with CLAMP: growth.
     Fp8Clamp,
@@ -838,6 +839,7 @@ pub fn same_size_fix(class: A0Class, original: &[u8]) -> Option<Vec<u8>> {
         Rule::Ds2Split
         | Rule::WmmaK128Split
         | Rule::WmmaF4Split
+        | Rule::WmmaF4Scale16Split
         | Rule::WmmaScale16Split
         | Rule::WmmaIntNops
         | Rule::DsAddtidAlu

@@ -36,8 +36,9 @@
 //! [`super::vgpr_mode`]; for the integer WMMA spacing, the instructions that
 //! follow the site). It returns the bytes that replace the instruction, or a
 //! [`Reason`] that says precisely why it cannot (a [`Reason`] becomes the
-//! seam's [`Refusal`] by its text). Except [`wmma_scale16`]
-//! (scratch supplied by the caller), none reads or writes a register the
+//! seam's [`Refusal`] by its text). Except [`wmma_scale16`] and the
+//! block-16 scaled form of [`wmma_f4`] (scratch supplied by the caller),
+//! none reads or writes a register the
 //! original instruction does not name, so none changes the kernel
 //! descriptor's register counts. The caller places the bytes (an
 //! emitter never knows an address) and refuses the site when the mode is
@@ -46,7 +47,9 @@
 //! - [`wmma_k128`]: the eight dense K=128 FP8/BF8 WMMAs → two K=64 WMMAs of the
 //!   same variant chained through the accumulator;
 //! - [`wmma_f4`]: `v_wmma_f32_32x16x128_f4` → two `v_wmma_f32_16x16x128_f8f6f4`
-//!   (FP4 × FP4) along M;
+//!   (FP4 × FP4) along M (its block-32 scaled form likewise; the block-16
+//!   scaled form along M, then each half along K by [`wmma_scale16`]: four
+//!   block-32 scaled WMMAs, with the same scratch block);
 //! - [`wmma_int_nops`]: an integer WMMA followed by fewer independent VALU
 //!   slots than A0 needs → the WMMA and the missing `v_nop`s;
 //! - [`wmma_scale16`]: `v_wmma_scale16_f32_16x16x128_f8f6f4` → two block-32
@@ -215,8 +218,22 @@ pub struct Emitted {
 pub fn needs_liveness(class: A0Class) -> bool {
     matches!(
         class,
-        A0Class::DsAddtid | A0Class::TensorLds | A0Class::WmmaScale | A0Class::FlatScratchBase64
+        A0Class::DsAddtid
+            | A0Class::TensorLds
+            | A0Class::WmmaF4
+            | A0Class::WmmaScale
+            | A0Class::FlatScratchBase64
     )
+}
+
+/// Whether the emitter of `site` may ask for scratch registers or liveness:
+/// [`needs_liveness`] of its class, narrowed for `wmma_f4` to its block-16
+/// scaled form (the plain and block-32 scaled forms take no register).
+pub fn site_needs_liveness(site: &SiteInfo) -> bool {
+    match site.class {
+        A0Class::WmmaF4 => site.mnemonic == wmma_f4::SCALE16_MNEMONIC,
+        class => needs_liveness(class),
+    }
 }
 
 /// Replaces one site.
@@ -232,9 +249,9 @@ pub fn emitter(class: A0Class) -> Option<Emitter> {
         A0Class::TensorLds => Some(tensor_mask::emit),
         A0Class::WmmaK128 => Some(wmma_k128::emit),
         A0Class::WmmaF4 => Some(wmma_f4::emit),
-        // The class's growth sites are the block-16 scaled WMMAs (the
-        // block-32 ones are fixed in place); the 32x16x128 f4 form of them is
-        // also a `wmma_f4` site, whose emitter refuses it.
+        // The class's growth sites are the block-16 scaled 16x16x128 WMMAs
+        // (the block-32 ones are fixed in place); the block-16 32x16x128 f4
+        // form is a `wmma_f4` site only (its emitter splits it along M and K).
         A0Class::WmmaScale => Some(wmma_scale16::emit),
         A0Class::WmmaIntSpacing => Some(wmma_int_nops::emit),
         A0Class::FlatScratchBase64 => Some(flat_scratch_base::emit),
@@ -273,9 +290,6 @@ pub enum Reason {
     /// The destination overlaps a source the second operation still reads, in
     /// both orders of the two operations.
     Overlap(&'static str),
-    /// The block-16 scaled form of the 32x16x128 f4 WMMA, which no emitter
-    /// expands.
-    Scaled,
     /// A form of the instruction the expansion does not support (what).
     Unsupported(&'static str),
     /// A scratch register the expansion needs is missing or unusable (why).
@@ -309,11 +323,6 @@ impl std::fmt::Display for Reason {
             Self::Unsupported(what) => write!(f, "{what} is not supported"),
             Self::Scratch(why) => write!(f, "scratch register: {why}"),
             Self::Semantics(what) => write!(f, "semantics not known exactly: {what}"),
-            Self::Scaled => write!(
-                f,
-                "the block-16 scaled 32x16x128 f4 form is not expanded: it needs an M and \
-                 a K split (four operations, scratch registers)"
-            ),
         }
     }
 }
@@ -411,15 +420,28 @@ mod tests {
                 "{class}"
             );
         }
-        let info = SiteInfo {
+        let mut info = SiteInfo {
             function: Arc::from("k"),
             function_vaddr: 0x1000,
             vaddr: 0x1010,
             file_offset: 0x10,
             len: 8,
-            class: A0Class::Ds2addr,
-            mnemonic: "ds_load_2addr_b32",
+            class: A0Class::WmmaF4,
+            mnemonic: "v_wmma_f32_32x16x128_f4",
         };
+        // Of `wmma_f4`, only the block-16 scaled form (named as its class
+        // row names it) asks for liveness.
+        assert!(!site_needs_liveness(&info));
+        assert!(A0Class::WmmaF4
+            .info()
+            .encodings
+            .iter()
+            .any(|e| e.mnemonic == wmma_f4::SCALE16_MNEMONIC));
+        info.mnemonic = wmma_f4::SCALE16_MNEMONIC;
+        assert!(site_needs_liveness(&info));
+        info.class = A0Class::Ds2addr;
+        info.mnemonic = "ds_load_2addr_b32";
+        assert!(!site_needs_liveness(&info));
         let why = NoScratch {
             site: &info,
             why: "the function is not analysable",

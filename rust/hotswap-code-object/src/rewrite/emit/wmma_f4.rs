@@ -34,14 +34,30 @@
 //! the scale formats; the reuse hints are cleared. A prefix that already
 //! selects ROW1 for A is refused (what it means for 32 rows is not known
 //! here), as is a destination over a scale register the second half reads.
-//! The block-16 form (`v_wmma_scale16_f32_32x16x128_f4`) is refused
-//! ([`Reason::Scaled`]).
+//!
+//! The block-16 scaled form (`v_wmma_scale16_f32_32x16x128_f4`, the
+//! LD_SCALE16 prefix then the WMMA, 64-bit scale operands) is split along M
+//! the same way, then each half exactly along K ([`split_scale16`]): each
+//! half is a block-16 scaled `v_wmma_scale16_f32_16x16x128_f8f6f4` with FP4
+//! A and B (the upper half's A scales from lanes 16–31 by
+//! `matrix_a_scale:MATRIX_SCALE_ROW1`, the LD_SCALE16 prefix having the same
+//! field as LD_SCALE: w0 bit 11, measured with llvm-mc-22), which
+//! [`super::wmma_scale16::split`] turns into two block-32 scaled WMMAs: four
+//! exact operations (COMGR's WmmaScale16 rule, PR #3691). The two halves
+//! share one scratch block (each K split ends with its
+//! [`super::wmma_scale16::WAR_NOPS`] `v_nop`s before the next half's gathers
+//! overwrite it); the accumulator is rounded to f32 between the K passes
+//! ([`Rounding::IntermediateF32`]). Besides the M split's own rules (the
+//! order of the halves, a destination over a scale register), each half's
+//! destination must not overlap its A (the second K pass reads it again),
+//! and the scratch block none of the 32-row operands.
 
 use super::wmma_fields::{
-    emit as emit_ops, full, in_range, overlaps_src, source, Src, Vop3p, Wmma, SLOT_DST, SLOT_SRC0,
-    SLOT_SRC1, SLOT_SRC2,
+    emit as emit_ops, full, in_range, overlaps, overlaps_src, set_vgpr_msb, source, Src, Vop3p,
+    Wmma, SLOT_DST, SLOT_SRC0, SLOT_SRC1, SLOT_SRC2,
 };
 use super::wmma_k128::WAR_NOPS;
+use super::wmma_scale16;
 use super::{Expansion, Reason, Rounding};
 
 /// `v_wmma_f32_32x16x128_f4`.
@@ -62,7 +78,7 @@ const W1_KNOWN: u32 = 0x07ff_ffff | 3 << 27 | 1 << 31;
 /// w0\[13:11\], b_fmt's high bit in w0\[14\], its low bits in w1\[28:27\] (0).
 const FP4_FMT_W0: u32 = 1 << 13 | 1 << 14;
 
-/// `matrix_a_scale:MATRIX_SCALE_ROW1` in the LD_SCALE prefix's w0.
+/// `matrix_a_scale:MATRIX_SCALE_ROW1` in the LD_SCALE / LD_SCALE16 prefix's w0.
 const A_SCALE_ROW1: u32 = 1 << 11;
 
 /// Whether `bytes` is a plain (8-byte) `v_wmma_f32_32x16x128_f4`.
@@ -70,34 +86,67 @@ pub fn is_f4(bytes: &[u8]) -> bool {
     Vop3p::parse(bytes).is_some_and(|i| i.op() == F4_32X16)
 }
 
-/// Splits `v_wmma_f32_32x16x128_f4` (`bytes`, 8 bytes) under the VGPR-MSB
-/// `mode` in force at the site.
-pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Reason> {
-    let mut prefix = None;
-    let mut bytes = bytes;
-    if bytes.len() == 16 && bytes[3] == 0xCC && u32::from(bytes[10]) == F4_32X16 {
-        match u32::from(bytes[2]) {
-            LD_SCALE16 => return Err(Reason::Scaled),
-            LD_SCALE => {
-                let p = Vop3p::parse(&bytes[..8])
-                    .ok_or(Reason::NotHandled("v_wmma_scale_f32_32x16x128_f4"))?;
-                if p.w0 & 0xff != 0 {
-                    return Err(Reason::UnknownBits(u64::from(p.w0 & 0xff)));
-                }
-                if p.w0 & A_SCALE_ROW1 != 0 {
-                    return Err(Reason::Unsupported(
-                        "MATRIX_SCALE_ROW1 for the A scale of a 32-row f4 WMMA",
-                    ));
-                }
-                prefix = Some(p);
-                bytes = &bytes[8..];
-            }
-            _ => {}
+/// The scale prefix and the WMMA of a 16-byte scaled 32x16x128 f4 WMMA whose
+/// prefix has opcode `prefix_op`.
+fn scaled(bytes: &[u8], prefix_op: u32) -> Option<(Vop3p, Vop3p)> {
+    if bytes.len() != 16 {
+        return None;
+    }
+    let p = Vop3p::parse(&bytes[..8])?;
+    let i = Vop3p::parse(&bytes[8..])?;
+    (p.op() == prefix_op && i.op() == F4_32X16).then_some((p, i))
+}
+
+/// The block-16 scaled form's mnemonic (its class table row's).
+pub const SCALE16_MNEMONIC: &str = "v_wmma_scale16_f32_32x16x128_f4";
+
+/// Whether `bytes` is the block-16 scaled `v_wmma_scale16_f32_32x16x128_f4`
+/// (split by [`split_scale16`]).
+pub fn is_scale16(bytes: &[u8]) -> bool {
+    scaled(bytes, LD_SCALE16).is_some()
+}
+
+/// The operands of the WMMA, as full register numbers.
+struct Operands {
+    d: u32,
+    a: u32,
+    b: u32,
+    c: Src,
+}
+
+impl Operands {
+    /// C's half `h` (a constant is used whole by both).
+    fn c_half(&self, h: u32) -> Src {
+        match self.c {
+            Src::Vgpr(c) => Src::Vgpr(c + h),
+            f => f,
         }
     }
-    let i = Vop3p::parse(bytes)
-        .filter(|i| i.op() == F4_32X16)
-        .ok_or(Reason::NotHandled("v_wmma_f32_32x16x128_f4"))?;
+
+    /// Whether writing D's half `h` clobbers a source of the other half's
+    /// operation (A's and C's other half, B).
+    fn clobbers(&self, h: u32) -> bool {
+        let o = 8 - h;
+        overlaps_src(self.d + h, 8, Src::Vgpr(self.a + o), 8)
+            || overlaps_src(self.d + h, 8, Src::Vgpr(self.b), 8)
+            || overlaps_src(self.d + h, 8, self.c_half(o), 8)
+    }
+
+    /// Whether the upper half runs first: the lower half's D would
+    /// overwrite a source of the upper one; refused when both orders would.
+    fn swapped(&self) -> Result<bool, Reason> {
+        match (self.clobbers(0), self.clobbers(8)) {
+            (false, _) => Ok(false),
+            (true, false) => Ok(true),
+            (true, true) => Err(Reason::Overlap(
+                "vdst (D) overlaps sources of the other M half in both orders",
+            )),
+        }
+    }
+}
+
+/// The operands of the 32x16x128 f4 WMMA `i` under `mode`, its bits checked.
+fn operands(i: Vop3p, mode: u8) -> Result<Operands, Reason> {
     let unknown = u64::from((i.w0 & !W0_KNOWN) | ((i.w0 & 1 << 14) ^ 1 << 14))
         | u64::from((i.w1 & !W1_KNOWN) | ((i.w1 & 3 << 27) ^ 3 << 27)) << 32;
     if unknown != 0 {
@@ -126,56 +175,78 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Reason> {
     if let Src::Vgpr(c) = c {
         in_range("src2 (C)", c, 16)?;
     }
-    let c_half = |h: u32| match c {
-        Src::Vgpr(c) => Src::Vgpr(c + h),
-        f => f,
-    };
-    // The scale VGPRs (block-32: one register each; MSB-free), read by both.
-    let scale_vgprs: Vec<Src> = prefix
-        .map(|p| {
-            [p.w1 & 0x1ff, (p.w1 >> 9) & 0x1ff]
-                .into_iter()
-                .filter(|&f| f >= 0x100)
-                .map(|f| Src::Vgpr(f & 0xff))
-                .collect()
-        })
-        .unwrap_or_default();
-    let over_scales = |h: u32| scale_vgprs.iter().any(|&s| overlaps_src(d + h, 8, s, 1));
-    if over_scales(0) || over_scales(8) {
+    Ok(Operands { d, a, b, c })
+}
+
+/// The prefix `p` of a scaled form, its bits checked: w0\[7:0\] zero (as
+/// LLVM encodes), A's scale not already on ROW1.
+fn check_prefix(p: Vop3p) -> Result<(), Reason> {
+    if p.w0 & 0xff != 0 {
+        return Err(Reason::UnknownBits(u64::from(p.w0 & 0xff)));
+    }
+    if p.w0 & A_SCALE_ROW1 != 0 {
+        return Err(Reason::Unsupported(
+            "MATRIX_SCALE_ROW1 for the A scale of a 32-row f4 WMMA",
+        ));
+    }
+    Ok(())
+}
+
+/// The scale VGPRs of prefix `p` (MSB-free), `n` registers each (1 for
+/// block-32 scales, 2 for block-16), read by both halves: D must not
+/// overlap them.
+fn scale_vgprs(p: Vop3p, n: u32, d: u32) -> Result<Vec<(u32, u32)>, Reason> {
+    let regs: Vec<(u32, u32)> = [p.w1 & 0x1ff, (p.w1 >> 9) & 0x1ff]
+        .into_iter()
+        .filter(|&f| f >= 0x100)
+        .map(|f| (f & 0xff, n))
+        .collect();
+    if regs.iter().any(|&(r, n)| overlaps(d, 16, r, n)) {
         return Err(Reason::Overlap(
             "vdst (D) overlaps a scale operand, which both halves read",
         ));
     }
-    // Writing D's half `h` clobbers a source of the other half's operation.
-    let clobbers = |h: u32| {
-        let o = 8 - h;
-        overlaps_src(d + h, 8, Src::Vgpr(a + o), 8)
-            || overlaps_src(d + h, 8, Src::Vgpr(b), 8)
-            || overlaps_src(d + h, 8, c_half(o), 8)
-    };
-    let swapped = match (clobbers(0), clobbers(8)) {
-        (false, _) => false,
-        (true, false) => true,
-        (true, true) => {
-            return Err(Reason::Overlap(
-                "vdst (D) overlaps sources of the other M half in both orders",
-            ))
+    Ok(regs)
+}
+
+/// Splits `v_wmma_f32_32x16x128_f4` (`bytes`, 8 bytes) or its block-32
+/// scaled form (16 bytes) under the VGPR-MSB `mode` in force at the site.
+/// The block-16 scaled form needs scratch registers: [`split_scale16`].
+pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Reason> {
+    let (prefix, i) = match scaled(bytes, LD_SCALE) {
+        Some((p, i)) => {
+            check_prefix(p)?;
+            (Some(p), i)
         }
+        None => (
+            None,
+            Vop3p::parse(bytes)
+                .filter(|i| i.op() == F4_32X16)
+                .ok_or(Reason::NotHandled(
+                    "v_wmma_f32_32x16x128_f4 or its block-32 scaled form",
+                ))?,
+        ),
     };
+    let ops = operands(i, mode)?;
+    if let Some(p) = prefix {
+        scale_vgprs(p, 1, ops.d)?;
+    }
+    let swapped = ops.swapped()?;
+    let (d, a, b) = (ops.d, ops.a, ops.b);
     let w0 = (i.w0 & (1 << 10)) | F8F6F4 << 16 | FP4_FMT_W0 | 0xCC << 24;
     let w1 = i.w1 & (1 << 31);
     let half = |h: u32| Wmma {
         w0,
         w1,
         dst: d + h,
-        src: [Src::Vgpr(a + h), Src::Vgpr(b), c_half(h)],
+        src: [Src::Vgpr(a + h), Src::Vgpr(b), ops.c_half(h)],
         // Reuse hints cleared; the upper rows' A scales from lanes 16-31.
         prefix: prefix.map(|p| {
             let row = if h == 8 { A_SCALE_ROW1 } else { 0 };
             [(p.w0 & !(3 << 13)) | row, p.w1]
         }),
     };
-    let ops = if swapped {
+    let halves = if swapped {
         [half(8), half(0)]
     } else {
         [half(0), half(8)]
@@ -184,9 +255,9 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Reason> {
     let (h1, h2) = if swapped { (8, 0) } else { (0, 8) };
     let war = overlaps_src(d + h2, 8, Src::Vgpr(a + h1), 8)
         || overlaps_src(d + h2, 8, Src::Vgpr(b), 8)
-        || overlaps_src(d + h2, 8, c_half(h1), 8);
+        || overlaps_src(d + h2, 8, ops.c_half(h1), 8);
     let mut out = Vec::with_capacity(32);
-    emit_ops(&mut out, &ops, mode, if war { WAR_NOPS } else { 0 });
+    emit_ops(&mut out, &halves, mode, if war { WAR_NOPS } else { 0 });
     Ok(Expansion {
         bytes: out,
         swapped,
@@ -194,13 +265,116 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Reason> {
     })
 }
 
+/// The scratch VGPRs [`split_scale16`] needs for `bytes`: those of one
+/// half's K split (both halves use the same block).
+pub fn scale16_scratch_needed(bytes: &[u8]) -> Result<u32, Reason> {
+    let (p, i) =
+        scaled(bytes, LD_SCALE16).ok_or(Reason::NotHandled("v_wmma_scale16_f32_32x16x128_f4"))?;
+    wmma_scale16::scratch_needed(&half_scale16(p, i, 0, [0; 4]))
+}
+
+/// M half `h` (0: rows 0..15, 8: rows 16..31) of the block-16 scaled WMMA
+/// (`p`, `i`) as a `v_wmma_scale16_f32_16x16x128_f8f6f4` with FP4 A and B:
+/// `fields` are its D, A, B, C fields (8-bit VGPR fields of the half's
+/// registers, or C's constant). The upper half's A scales are those of
+/// lanes 16–31 (ROW1); the other prefix bits are kept.
+fn half_scale16(p: Vop3p, i: Vop3p, h: u32, fields: [u32; 4]) -> [u8; 16] {
+    let row = if h == 8 { A_SCALE_ROW1 } else { 0 };
+    let [d, a, b, c] = fields;
+    let words = [
+        p.w0 | row,
+        p.w1,
+        (i.w0 & (1 << 10)) | F8F6F4 << 16 | FP4_FMT_W0 | 0xCC << 24 | (d & 0xff),
+        (i.w1 & (1 << 31)) | a | b << 9 | c << 18,
+    ];
+    let mut out = [0u8; 16];
+    for (k, w) in words.iter().enumerate() {
+        out[4 * k..4 * k + 4].copy_from_slice(&w.to_le_bytes());
+    }
+    out
+}
+
+/// Splits the block-16 scaled `v_wmma_scale16_f32_32x16x128_f4` (`bytes`,
+/// 16 bytes) under the VGPR-MSB `mode` in force: along M, then each half
+/// along K by [`wmma_scale16::split`] with the scratch block starting at
+/// VGPR `scratch` ([`scale16_scratch_needed`] registers below v256, dead at
+/// the site).
+pub fn split_scale16(bytes: &[u8], mode: u8, scratch: u32) -> Result<Expansion, Reason> {
+    let (p, i) =
+        scaled(bytes, LD_SCALE16).ok_or(Reason::NotHandled("v_wmma_scale16_f32_32x16x128_f4"))?;
+    check_prefix(p)?;
+    let ops = operands(i, mode)?;
+    let scales = scale_vgprs(p, 2, ops.d)?;
+    let need = scale16_scratch_needed(bytes)?;
+    // The halves' K splits check the scratch block against their own
+    // operands; the first half must not overwrite the second's either.
+    let mut operands = vec![(ops.d, 16), (ops.a, 16), (ops.b, 8)];
+    if let Src::Vgpr(c) = ops.c {
+        operands.push((c, 16));
+    }
+    operands.extend(scales);
+    if operands.iter().any(|&(r, n)| overlaps(scratch, need, r, n)) {
+        return Err(Reason::Overlap("the scratch block overlaps an operand"));
+    }
+    let swapped = ops.swapped()?;
+    let mut out = Vec::with_capacity(512);
+    for h in if swapped { [8, 0] } else { [0, 8] } {
+        // The half's registers as 8-bit fields under a mode that names
+        // their banks (a tuple may cross v255: see `in_range`).
+        let mut half_mode = mode;
+        let mut field = |slot: u32, reg: u32| {
+            half_mode = (half_mode & !(3 << (2 * slot))) | (((reg >> 8) & 3) as u8) << (2 * slot);
+            0x100 | (reg & 0xff)
+        };
+        let d = field(SLOT_DST, ops.d + h);
+        let a = field(SLOT_SRC0, ops.a + h);
+        let b = field(SLOT_SRC1, ops.b);
+        let c = match ops.c_half(h) {
+            Src::Vgpr(c) => field(SLOT_SRC2, c),
+            Src::Field(f) => f,
+        };
+        let half = half_scale16(p, i, h, [d, a, b, c]);
+        let e = wmma_scale16::split(&half, half_mode, scratch)?;
+        if half_mode != mode {
+            out.extend_from_slice(&set_vgpr_msb(half_mode, mode));
+        }
+        out.extend_from_slice(&e.bytes);
+        if half_mode != mode {
+            out.extend_from_slice(&set_vgpr_msb(mode, half_mode));
+        }
+    }
+    Ok(Expansion {
+        bytes: out,
+        swapped,
+        rounding: Rounding::IntermediateF32,
+    })
+}
+
 /// The fix's name in the report.
 pub const FIX: &str = "wmma-f4-m-split";
 /// The fix's name when the upper half runs first.
 pub const FIX_SWAPPED: &str = "wmma-f4-m-split-swapped";
+/// The block-16 scaled form's fix: M then K.
+pub const FIX_SCALE16: &str = "wmma-f4-scale16-mk-split";
+/// The block-16 scaled form's fix when the upper half runs first.
+pub const FIX_SCALE16_SWAPPED: &str = "wmma-f4-scale16-mk-split-swapped";
 
-/// The seam's emitter: [`split`] at the site's VGPR-MSB mode.
+/// The seam's emitter: [`split`] at the site's VGPR-MSB mode; for the
+/// block-16 scaled form, [`split_scale16`] with a scratch block of
+/// [`scale16_scratch_needed`] VGPRs below v256 from the site's provider (the
+/// request [`super::wmma_scale16`] makes).
 pub fn emit(site: &mut super::Site<'_>) -> Result<super::Emitted, super::Refusal> {
+    if is_scale16(site.original) {
+        let need = scale16_scratch_needed(site.original)?;
+        let mut request = super::Request::new(super::RegClass::Vgpr, need as u16, 1);
+        request.below = 256;
+        let first = site.scratch.take(request)?;
+        return Ok(super::emitted(
+            split_scale16(site.original, site.vgpr_msb, u32::from(first))?,
+            FIX_SCALE16,
+            FIX_SCALE16_SWAPPED,
+        ));
+    }
     Ok(super::emitted(
         split(site.original, site.vgpr_msb)?,
         FIX,
@@ -213,6 +387,209 @@ mod tests {
     use super::*;
 
     // Expected bytes: llvm-mc-22 -triple=amdgcn-amd-amdhsa -mcpu=gfx1250 -show-encoding.
+
+    fn unhex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// 8 × `v_nop`.
+    const NOPS8: &str = "0000007e0000007e0000007e0000007e0000007e0000007e0000007e0000007e";
+
+    // v_wmma_scale16_f32_32x16x128_f4 v[0:15], v[16:31], v[32:39], v[40:55], v[56:57], v[58:59]
+    const SCALE16: &str = "00003acc38750204004088cc1041a21c";
+
+    #[test]
+    fn block16_scaled_form_splits_along_m_then_k() {
+        let orig = unhex(SCALE16);
+        assert!(is_scale16(&orig) && !is_f4(&orig));
+        assert_eq!(scale16_scratch_needed(&orig), Ok(10));
+        let e = split_scale16(&orig, 0, 60).unwrap();
+        assert!(!e.swapped);
+        assert_eq!(e.rounding, Rounding::IntermediateF32);
+        // llvm-mc-22 -show-encoding of, per M half h (rows 0..15: D v[0:7],
+        // A v[16:23], C v[40:47]; rows 16..31: D v[8:15], A v[24:31], C
+        // v[48:55] and matrix_a_scale:MATRIX_SCALE_ROW1) and per K pass
+        // (selector 0x6040200 and the even VGPRs of A, then 0x7050301 and the
+        // odd ones):
+        //   v_perm_b32 v60, v57, v56, SEL ; v_perm_b32 v61, v59, v58, SEL
+        //   v_mov_b32_e32 v62..v69: A's VGPRs of the pass, else 0
+        //   v_wmma_scale_f32_16x16x128_f8f6f4 D, v[62:69], v[32:39], C (pass 1) / D (pass 2),
+        //     v60, v61 matrix_a_fmt:MATRIX_FMT_FP4 matrix_b_fmt:MATRIX_FMT_FP4 [ROW1]
+        //   8 × v_nop
+        let expected = [
+            "3c0044d63971fe03000204063d0044d63b75fe030002040610037c7e80027e7e",
+            "1203807e8002827e1403847e8002867e1603887e80028a7e",
+            "000035cc3c7b0204006033cc3e41a204",
+            NOPS8,
+            "3c0044d63971fe03010305073d0044d63b75fe030103050780027c7e11037e7e",
+            "8002807e1303827e8002847e1503867e8002887e17038a7e",
+            "000035cc3c7b0204006033cc3e410204",
+            NOPS8,
+            "3c0044d63971fe03000204063d0044d63b75fe030002040618037c7e80027e7e",
+            "1a03807e8002827e1c03847e8002867e1e03887e80028a7e",
+            "000835cc3c7b0204086033cc3e41c204",
+            NOPS8,
+            "3c0044d63971fe03010305073d0044d63b75fe030103050780027c7e19037e7e",
+            "8002807e1b03827e8002847e1d03867e8002887e1f038a7e",
+            "000835cc3c7b0204086033cc3e412204",
+            NOPS8,
+        ]
+        .concat();
+        assert_eq!(e.bytes, unhex(&expected));
+    }
+
+    #[test]
+    fn block16_scaled_form_upper_half_first_with_an_sgpr_scale() {
+        // v_wmma_scale16_f32_32x16x128_f4 v[8:23], v[0:15], v[32:39], v[40:55], s[4:5],
+        //   v[58:59] neg_lo:[0,0,1]: D's lower half is A's upper half.
+        let orig = unhex("00003acc04740204084088cc0041a29c");
+        let e = split_scale16(&orig, 0, 60).unwrap();
+        assert!(e.swapped);
+        // llvm-mc-22 -show-encoding of the rows 16..31 (D v[16:23], A v[8:15],
+        // C v[48:55], ROW1), then rows 0..15 (D v[8:15], A v[0:7], C
+        // v[40:47]), each pass as above but the A scale gathered from the
+        // SGPR pair: v_mov_b32_e32 v60, s5 ; v_perm_b32 v60, v60, s4, SEL;
+        // neg_lo:[0,0,1] on each half's first pass only.
+        let expected = [
+            "0502787e3c0044d63c09fc03000204063d0044d63b75fe030002040608037c7e",
+            "80027e7e0a03807e8002827e0c03847e8002867e0e03887e80028a7e",
+            "000835cc3c7b0204106033cc3e41c284",
+            NOPS8,
+            "0502787e3c0044d63c09fc03010305073d0044d63b75fe030103050780027c7e",
+            "09037e7e8002807e0b03827e8002847e0d03867e8002887e0f038a7e",
+            "000835cc3c7b0204106033cc3e414204",
+            NOPS8,
+            "0502787e3c0044d63c09fc03000204063d0044d63b75fe030002040600037c7e",
+            "80027e7e0203807e8002827e0403847e8002867e0603887e80028a7e",
+            "000035cc3c7b0204086033cc3e41a284",
+            NOPS8,
+            "0502787e3c0044d63c09fc03010305073d0044d63b75fe030103050780027c7e",
+            "01037e7e8002807e0303827e8002847e0503867e8002887e07038a7e",
+            "000035cc3c7b0204086033cc3e412204",
+            NOPS8,
+        ]
+        .concat();
+        assert_eq!(e.bytes, unhex(&expected));
+    }
+
+    #[test]
+    fn block16_scaled_form_banks_and_refusals() {
+        let orig = unhex(SCALE16);
+        // D = C = v[248:263] (mode 0, accumulating in place): the upper
+        // half's D and C are v[256:263], its K split bracketed in the mode
+        // naming bank 1 for vdst and src2 (0x50; the scratch copies switch
+        // to bank 0 and back inside).
+        // v_wmma_scale16_f32_32x16x128_f4 v[248:263], v[0:15], v[16:23], v[248:263],
+        //   v[24:25], v[26:27]
+        let crossing = unhex("00003acc18350204f84088cc0021e21f");
+        let e = split_scale16(&crossing, 0, 30).unwrap();
+        let lower = split_scale16(&orig, 0, 60).unwrap().bytes.len() / 2;
+        assert_eq!(&e.bytes[lower..lower + 4], &[0x50, 0x00, 0x86, 0xbf]);
+        assert_eq!(&e.bytes[e.bytes.len() - 4..], &[0x00, 0x50, 0x86, 0xbf]);
+        // A's scale already on ROW1.
+        let mut row1 = orig.clone();
+        row1[1] = 0x08;
+        assert!(matches!(
+            split_scale16(&row1, 0, 60),
+            Err(Reason::Unsupported(_))
+        ));
+        // The scratch block over C (v40) or not below v256.
+        assert!(matches!(
+            split_scale16(&orig, 0, 36),
+            Err(Reason::Overlap("the scratch block overlaps an operand"))
+        ));
+        assert!(matches!(
+            split_scale16(&orig, 0, 250),
+            Err(Reason::Overlap(_))
+        ));
+        // D = v[56:71] over the scale pair v[56:57].
+        let mut over = orig.clone();
+        over[8] = 56;
+        assert!(matches!(
+            split_scale16(&over, 0, 80),
+            Err(Reason::Overlap(_))
+        ));
+        // D = A = v[16:31]: each half's D over its own A, which its second K
+        // pass reads again.
+        let mut d_is_a = orig.clone();
+        d_is_a[8] = 16;
+        assert!(matches!(
+            split_scale16(&d_is_a, 0, 60),
+            Err(Reason::Overlap(_))
+        ));
+        // An SGPR C.
+        let mut sgpr_c = orig.clone();
+        sgpr_c[14] = 0x22;
+        sgpr_c[15] = 0x18;
+        assert!(matches!(
+            split_scale16(&sgpr_c, 0, 60),
+            Err(Reason::NotVgpr(_))
+        ));
+        // Not the block-16 form.
+        assert!(matches!(
+            split_scale16(&orig[8..], 0, 60),
+            Err(Reason::NotHandled(_))
+        ));
+    }
+
+    #[test]
+    fn the_seam_asks_for_a_block_below_v256_for_the_block16_form_only() {
+        use crate::gfx1250::{fields::Fields, A0Class};
+        use crate::rewrite::emit::{Refusal, RegClass, Request, Scratch, Site};
+        use crate::rewrite::SiteInfo;
+
+        /// Grants `first` and records the requests.
+        struct Grant(u16, Vec<Request>);
+        impl Scratch for Grant {
+            fn take(&mut self, request: Request) -> Result<u16, Refusal> {
+                self.1.push(request);
+                Ok(self.0)
+            }
+        }
+        let info = SiteInfo {
+            function: std::sync::Arc::from("k"),
+            function_vaddr: 0x1000,
+            vaddr: 0x1000,
+            file_offset: 0,
+            len: 16,
+            class: A0Class::WmmaF4,
+            mnemonic: "v_wmma_scale16_f32_32x16x128_f4",
+        };
+        let run = |bytes: &[u8], first: u16| {
+            let mut grant = Grant(first, Vec::new());
+            let mut site = Site {
+                info: &info,
+                original: bytes,
+                fields: Fields::decode(bytes),
+                vgpr_msb: 0,
+                following: &[],
+                scratch: &mut grant,
+            };
+            (emit(&mut site), grant.1)
+        };
+        let orig = unhex(SCALE16);
+        let (e, asked) = run(&orig, 60);
+        let e = e.unwrap();
+        assert_eq!(e.fix, FIX_SCALE16);
+        assert_eq!(e.bytes, split_scale16(&orig, 0, 60).unwrap().bytes);
+        assert!(e.note.is_some_and(|n| n.contains("rounded between")));
+        assert_eq!(asked.len(), 1);
+        let r = asked[0];
+        assert_eq!(
+            (r.class, r.count, r.align, r.below),
+            (RegClass::Vgpr, 10, 1, 256)
+        );
+        // A grant over an operand (v40: C) is refused, not used.
+        let (e, _) = run(&orig, 40);
+        assert!(e.unwrap_err().reason.contains("scratch block overlaps"));
+        // The plain form asks for nothing.
+        let (e, asked) = run(&[0x00, 0x40, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c], 60);
+        assert_eq!(e.unwrap().fix, FIX);
+        assert!(asked.is_empty());
+    }
 
     #[test]
     fn splits_along_m_into_two_fp4_f8f6f4() {
@@ -332,11 +709,12 @@ mod tests {
             split(&[0x00, 0x00, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c], 0),
             Err(Reason::UnknownBits(1 << 14))
         );
-        // The block-16 scaled form: v_wmma_scale16_f32_32x16x128_f4 (LD_SCALE16 + 0x88).
+        // The block-16 scaled form needs scratch: not `split`'s.
         let mut scaled = [0u8; 16];
         scaled[..4].copy_from_slice(&[0x00, 0x00, 0x3a, 0xcc]);
         scaled[8..12].copy_from_slice(&[0x00, 0x40, 0x88, 0xcc]);
-        assert_eq!(split(&scaled, 0), Err(Reason::Scaled));
+        assert!(is_scale16(&scaled));
+        assert!(matches!(split(&scaled, 0), Err(Reason::NotHandled(_))));
         assert!(is_f4(&[0x00, 0x40, 0x88, 0xcc, 0x10, 0x41, 0xa2, 0x1c]));
     }
 }

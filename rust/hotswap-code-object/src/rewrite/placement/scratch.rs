@@ -1,6 +1,6 @@
 //! Scratch registers for the emitters, from the object's register liveness
 //! ([`crate::liveness`]): analysed once per object, and only when a site of
-//! a class that may ask ([`emit::needs_liveness`]) is replaced, so the DS
+//! a class that may ask ([`emit::site_needs_liveness`]) is replaced, so the DS
 //! two-address path does not pay for it.
 //!
 //! Tiers, in order: registers dead at the site; registers above what every
@@ -26,7 +26,7 @@ pub(super) fn analyse<'a>(
     analysis: &gfx1250::Analysis,
     sites: &[SiteInfo],
 ) -> Option<ObjectLiveness<'a>> {
-    if !sites.iter().any(|s| emit::needs_liveness(s.class)) {
+    if !sites.iter().any(emit::site_needs_liveness) {
         return None;
     }
     // The calling convention of callable functions is not recorded in the
