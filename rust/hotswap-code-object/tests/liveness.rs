@@ -13,6 +13,7 @@ static CASES: &[u8] = include_bytes!("liveness/cases.co");
 static CALLS: &[u8] = include_bytes!("liveness/calls.co");
 static WIDE: &[u8] = include_bytes!("liveness/wide.co");
 static BROKEN: &[u8] = include_bytes!("liveness/broken.co");
+static INDIRECT: &[u8] = include_bytes!("liveness/indirect.co");
 
 /// The address of symbol `name` (the cases' `*_site` labels).
 fn symbol(object: &[u8], name: &str) -> u64 {
@@ -324,6 +325,30 @@ fn clang_kernels_reaching_a_callee_are_all_raised() {
         .unwrap();
     let before = l.kernels.iter().find(|k| k.name == "calls_none").unwrap();
     assert_eq!(none.allocated_vgprs, before.allocated_vgprs);
+}
+
+#[test]
+fn an_indirect_call_reaches_callable_functions_not_other_kernels() {
+    // k_ind calls through a loaded pointer: f_cb and f_other (callable) may
+    // run under it; k_big (v300) is a kernel, whose entry no call can target.
+    let l = liveness::analyze(INDIRECT, Convention::Unknown).unwrap();
+    let k = |name: &str| l.kernels.iter().find(|k| k.name == name).unwrap();
+    assert!(k("k_ind").reaches_indirect && !k("k_ind").reaches_anything);
+    assert!(!k("k_big").reaches_indirect);
+    let (f, v, _) = at(&l, INDIRECT, "f_cb_site");
+    // Tier 1 has no run of 8 in the callable f_cb (return values,
+    // preserved and never-written registers); tier 2 starts above what
+    // k_ind, f_cb and f_other touch (v47), not above k_big's v300.
+    let s = l.scratch(f, v, Request::new(RegClass::Vgpr, 8, 1)).unwrap();
+    let Scratch::AboveAllocation { first, raises, .. } = &s else {
+        panic!("{s:?}")
+    };
+    assert_eq!(*first, 48);
+    let raised: Vec<(&str, u16, u16)> = raises
+        .iter()
+        .map(|r| (r.name.as_str(), r.old_count, r.new_count))
+        .collect();
+    assert_eq!(raised, [("k_ind", 32, 56)]);
 }
 
 #[test]

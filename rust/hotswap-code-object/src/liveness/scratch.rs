@@ -5,7 +5,9 @@
 //!    function not preserved by the calling convention (a caller may expect
 //!    them unchanged even where this function never touches them).
 //! 2. [`Scratch::AboveAllocation`]: registers no code reachable from any
-//!    kernel that reaches the function touches, at or above what each kernel
+//!    kernel that reaches the function touches (with an indirect call: the
+//!    kernel's own code and every callable function, never another kernel's
+//!    body, which no call can enter), at or above what each kernel
 //!    allocates: the [`CountRaise`]s say which kernels' descriptor and metadata
 //!    counts grow (within gfx1250's 1024 VGPRs / 106 SGPRs) and how their
 //!    occupancy changes.
@@ -311,13 +313,19 @@ impl ObjectLiveness<'_> {
         if reaching.is_empty() {
             return Err("no kernel of the object reaches the function".into());
         }
-        // One past the highest register any code reachable from the kernels touches.
+        // One past the highest register any code reachable from the kernels
+        // touches: what they reach through direct calls; with a call whose
+        // target is not known, every callable function too (a kernel entry
+        // is never a call target, so other kernels' bodies do not count);
+        // with code outside the call structure, everything.
         let mut first = 0u16;
         for &k in &reaching {
             let kernel = &self.kernels[k];
-            let all = kernel.reaches_indirect;
             for (i, g) in self.functions.iter().enumerate() {
-                if !(all || kernel.reaches.contains(&i)) {
+                let reached = kernel.reaches_anything
+                    || kernel.reaches.contains(&i)
+                    || (kernel.reaches_indirect && !g.is_kernel);
+                if !reached {
                     continue;
                 }
                 let bound = match req.class {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuilds the liveness test objects of this directory with LLVM 22 (committed:
 # the Rust tests embed them; rerun after changing a source):
-# - cases.co, broken.co, tdef.co: cases.s, broken.s, tdef.s (llvm-mc-22,
+# - cases.co, broken.co, tdef.co, indirect.co: their .s sources (llvm-mc-22,
 #   ld.lld-22 -shared);
 # - calls.co, wide.co: calls.hip, wide.hip (clang-22 -O2 for gfx1250, then
 #   llvm-mc-22 and ld.lld-22, as tests/analyzer/build_corpus.sh builds HIP).
@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for k in cases broken tdef; do
+for k in cases broken tdef indirect; do
   llvm-mc-22 -triple=amdgcn-amd-amdhsa -mcpu=gfx1250 -filetype=obj -o "$tmp/$k.o" "$k.s"
   ld.lld-22 -shared -o "$k.co" "$tmp/$k.o"
 done
