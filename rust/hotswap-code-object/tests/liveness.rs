@@ -14,6 +14,7 @@ static CALLS: &[u8] = include_bytes!("liveness/calls.co");
 static WIDE: &[u8] = include_bytes!("liveness/wide.co");
 static BROKEN: &[u8] = include_bytes!("liveness/broken.co");
 static INDIRECT: &[u8] = include_bytes!("liveness/indirect.co");
+static PRESSURE: &[u8] = include_bytes!("liveness/pressure.co");
 
 /// The address of symbol `name` (the cases' `*_site` labels).
 fn symbol(object: &[u8], name: &str) -> u64 {
@@ -349,6 +350,66 @@ fn an_indirect_call_reaches_callable_functions_not_other_kernels() {
         .map(|r| (r.name.as_str(), r.old_count, r.new_count))
         .collect();
     assert_eq!(raised, [("k_ind", 32, 56)]);
+}
+
+/// tests/wmma/corpus/pressure.s: below v256 only v100:v101 are free at the
+/// block-16 scaled WMMA of a kernel allocating 320 VGPRs, v260 is live across
+/// it. The split takes its scale pair there and its masked A copy in bank 1,
+/// around v260: the object is complete, with no count raised.
+#[test]
+fn a_block16_split_takes_its_scales_below_v256_and_its_a_copy_in_any_bank() {
+    use hotswap_code_object::rewrite::{self, emit::Taken, Options};
+    let r = rewrite::rewrite_b0_to_a0(PRESSURE, &Options::default()).unwrap();
+    assert!(r.report.remaining.is_empty() && r.report.growth_refused.is_empty());
+    assert!(r.report.raised.is_empty(), "{:?}", r.report.raised);
+    let [g] = &r.report.grown[..] else {
+        panic!("{:?}", r.report.grown)
+    };
+    assert_eq!(g.fix, "wmma-scale16-k-split");
+    let taken = |t: &Taken| (t.class, t.first, t.count, t.tier);
+    assert_eq!(
+        g.scratch.iter().map(taken).collect::<Vec<_>>(),
+        [
+            (RegClass::Vgpr, 100, 2, "dead"),
+            (RegClass::Vgpr, 261, 16, "dead")
+        ]
+    );
+    // The liveness of the input agrees: both runs are dead at the site.
+    let l = liveness::analyze(PRESSURE, Convention::Unknown).unwrap();
+    let at = l
+        .live_at(l.function_at(g.site.vaddr).unwrap(), g.site.vaddr)
+        .unwrap();
+    for v in (100..102).chain(261..277) {
+        assert!(
+            !at.before.contains(Reg::V(v)) && !at.after.contains(Reg::V(v)),
+            "v{v}"
+        );
+    }
+    assert!(at.after.contains(Reg::V(260)));
+}
+
+/// A second request at a site never gets a register of the first grant.
+#[test]
+fn a_request_avoiding_earlier_grants_gets_other_registers() {
+    let l = liveness::analyze(CASES, Convention::C).unwrap();
+    let (f, v, _) = at(&l, CASES, "k_line_site");
+    let req = Request::new(RegClass::Vgpr, 2, 1);
+    let first = l.scratch(f, v, req).unwrap().registers();
+    let mut avoid = liveness::RegSet::EMPTY;
+    for r in &first {
+        avoid.insert(*r);
+    }
+    let second = l.scratch_avoiding(f, v, req, &avoid).unwrap().registers();
+    assert!(
+        second.iter().all(|r| !first.contains(r)),
+        "{first:?} {second:?}"
+    );
+    assert_eq!(
+        l.scratch_avoiding(f, v, req, &liveness::RegSet::EMPTY)
+            .unwrap()
+            .registers(),
+        first
+    );
 }
 
 #[test]

@@ -59,7 +59,8 @@ impl RegClass {
 
 /// What a rewrite asks for: `count` consecutive registers of `class`, the
 /// first a multiple of `align`, all below `below` (e.g. 256 for VGPRs an
-/// operand without VGPR-MSB banking must name).
+/// operand without VGPR-MSB banking must name). A VGPR run always lies in one
+/// 256-register bank (an operand names a tuple by one bank).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
     /// The register class.
@@ -210,13 +211,25 @@ pub fn occupancy(vgprs: u16) -> u8 {
     (1024 / rounded).min(16) as u8
 }
 
+/// The VGPRs of one `s_set_vgpr_msb` bank: an operand names a tuple by an
+/// 8-bit field in one bank, so a VGPR run never crosses a multiple of this.
+const VGPR_BANK: u32 = 256;
+
 /// The first aligned run of `req.count` registers of `req.class` from `from`
-/// none of which is in `busy`.
+/// none of which is in `busy` (a VGPR run within one bank).
 fn find_run(busy: &RegSet, req: &Request, from: u16) -> Option<u16> {
     let limit = u32::from(req.below.min(req.class.limit()));
     let (align, count) = (u32::from(req.align.max(1)), u32::from(req.count));
     let mut first = u32::from(from).div_ceil(align) * align;
     while first + count <= limit {
+        if req.class == RegClass::Vgpr
+            && count <= VGPR_BANK
+            && first / VGPR_BANK != (first + count - 1) / VGPR_BANK
+        {
+            first = (first / VGPR_BANK + 1) * VGPR_BANK;
+            first = first.div_ceil(align) * align;
+            continue;
+        }
         match (first..first + count).find(|&n| busy.contains(req.class.reg(n as u16))) {
             None => return Some(first as u16),
             Some(n) => first = (n + 1).div_ceil(align) * align,
@@ -228,6 +241,18 @@ fn find_run(busy: &RegSet, req: &Request, from: u16) -> Option<u16> {
 impl ObjectLiveness<'_> {
     /// Scratch registers at the instruction at `site` of function `function`.
     pub fn scratch(&self, function: usize, site: u64, req: Request) -> Result<Scratch, Refusal> {
+        self.scratch_avoiding(function, site, req, &RegSet::EMPTY)
+    }
+
+    /// [`ObjectLiveness::scratch`], none of the registers in `avoid` (those
+    /// already granted at the site for another purpose).
+    pub fn scratch_avoiding(
+        &self,
+        function: usize,
+        site: u64,
+        req: Request,
+        avoid: &RegSet,
+    ) -> Result<Scratch, Refusal> {
         let refuse = |reason: String| {
             Err(Refusal {
                 function: self
@@ -253,7 +278,8 @@ impl ObjectLiveness<'_> {
         };
         let mut why = Vec::new();
         // Tier 1: dead.
-        let busy = self.busy_at(function, &at, req.all_lanes);
+        let mut busy = self.busy_at(function, &at, req.all_lanes);
+        busy.union_with(avoid);
         match find_run(&busy, &req, 0) {
             Some(first) => {
                 return Ok(Scratch::Dead {
@@ -268,13 +294,13 @@ impl ObjectLiveness<'_> {
             )),
         }
         // Tier 2: above the allocation.
-        match self.above_allocation(function, &req) {
+        match self.above_allocation(function, &req, avoid) {
             Ok(s) => return Ok(s),
             Err(e) => why.push(e),
         }
         // Tier 3: SGPRs saved into lanes of a VGPR dead in every lane.
         if req.class == RegClass::Sgpr && req.count <= 32 {
-            match self.save_restore(function, site, &at, &req) {
+            match self.save_restore(function, site, &at, &req, avoid) {
                 Ok(s) => return Ok(s),
                 Err(e) => why.push(e),
             }
@@ -302,7 +328,12 @@ impl ObjectLiveness<'_> {
     }
 
     /// Tier 2.
-    fn above_allocation(&self, function: usize, req: &Request) -> Result<Scratch, String> {
+    fn above_allocation(
+        &self,
+        function: usize,
+        req: &Request,
+        avoid: &RegSet,
+    ) -> Result<Scratch, String> {
         let reaching: Vec<usize> = (0..self.kernels.len())
             .filter(|&k| {
                 let kernel = &self.kernels[k];
@@ -335,8 +366,7 @@ impl ObjectLiveness<'_> {
                 first = first.max(bound);
             }
         }
-        let busy = RegSet::EMPTY;
-        let Some(first) = find_run(&busy, req, first) else {
+        let Some(first) = find_run(avoid, req, first) else {
             return Err(format!(
                 "reachable code touches registers up to {}, no room below {}",
                 first,
@@ -391,10 +421,12 @@ impl ObjectLiveness<'_> {
         site: u64,
         at: &super::LiveAt,
         req: &Request,
+        avoid: &RegSet,
     ) -> Result<Scratch, String> {
         // The SGPRs: not read or written by the site instruction (its code
         // reads the originals), s0–s105 only.
         let mut busy = at.effect.uses.union(&at.effect.writes);
+        busy.union_with(avoid);
         busy.insert(Reg::S(super::regs::VCC_LO));
         let Some(first) = find_run(&busy, req, 0) else {
             return Err("every SGPR run overlaps the site's own operands".into());
@@ -407,7 +439,7 @@ impl ObjectLiveness<'_> {
             below: VGPRS,
             all_lanes: true,
         };
-        let holder = match self.scratch(function, site, holder_req) {
+        let holder = match self.scratch_avoiding(function, site, holder_req, avoid) {
             Ok(h @ (Scratch::Dead { .. } | Scratch::AboveAllocation { .. })) => h,
             Ok(_) => return Err("no VGPR to hold the saves".into()),
             Err(e) => return Err(format!("no VGPR to hold the saves ({})", e.reason)),
@@ -435,5 +467,42 @@ impl ObjectLiveness<'_> {
             saves,
             holder: Box::new(holder),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_vgpr_run_never_crosses_a_bank_and_avoids_busy_registers() {
+        let mut busy = RegSet::EMPTY;
+        busy.insert_v(0, 240);
+        // v240-v255 hold 16, not 18: the run of 18 starts at v256.
+        let req = Request::new(RegClass::Vgpr, 18, 1);
+        assert_eq!(find_run(&busy, &req, 0), Some(256));
+        assert_eq!(
+            find_run(&busy, &Request::new(RegClass::Vgpr, 16, 1), 0),
+            Some(240)
+        );
+        // Busy v256-v259: after them, still within bank 1.
+        busy.insert_v(256, 4);
+        assert_eq!(find_run(&busy, &req, 0), Some(260));
+        // Aligned to 8: v264.
+        assert_eq!(
+            find_run(&busy, &Request::new(RegClass::Vgpr, 18, 8), 0),
+            Some(264)
+        );
+        // Below 256: none.
+        let mut low = req;
+        low.below = 256;
+        assert_eq!(find_run(&busy, &low, 0), None);
+        // SGPRs have no banks.
+        let mut s = RegSet::EMPTY;
+        s.insert_s(0, 10);
+        assert_eq!(
+            find_run(&s, &Request::new(RegClass::Sgpr, 4, 1), 0),
+            Some(10)
+        );
     }
 }
