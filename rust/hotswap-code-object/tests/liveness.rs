@@ -350,6 +350,19 @@ fn an_indirect_call_reaches_callable_functions_not_other_kernels() {
         .map(|r| (r.name.as_str(), r.old_count, r.new_count))
         .collect();
     assert_eq!(raised, [("k_ind", 32, 56)]);
+    // Below v40 nothing: the refusal names the kernel, how it reaches the
+    // site and the function that sets the bound.
+    let mut low = Request::new(RegClass::Vgpr, 8, 1);
+    low.below = 40;
+    let e = l.scratch(f, v, low).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "f_cb at {v:#x}: no vgpr scratch: no 1 aligned dead run of 8; code reachable from \
+             kernel k_ind (through a call whose target is not known) touches registers up to \
+             48 (in f_other), no room below 40; VGPRs are never saved and restored"
+        )
+    );
 }
 
 /// tests/wmma/corpus/pressure.s: below v256 only v100:v101 are free at the

@@ -304,6 +304,8 @@ impl ObjectLiveness<'_> {
                 Ok(s) => return Ok(s),
                 Err(e) => why.push(e),
             }
+        } else if req.class == RegClass::Vgpr {
+            why.push("VGPRs are never saved and restored".into());
         } else {
             why.push("save and restore is only offered for up to 32 SGPRs".into());
         }
@@ -350,6 +352,7 @@ impl ObjectLiveness<'_> {
         // is never a call target, so other kernels' bodies do not count);
         // with code outside the call structure, everything.
         let mut first = 0u16;
+        let mut highest: Option<(usize, usize)> = None; // (kernel, function)
         for &k in &reaching {
             let kernel = &self.kernels[k];
             for (i, g) in self.functions.iter().enumerate() {
@@ -363,13 +366,30 @@ impl ObjectLiveness<'_> {
                     RegClass::Vgpr => g.touched.vgpr_bound(),
                     RegClass::Sgpr => u16::from(g.touched.sgpr_bound()),
                 };
+                if bound > first || highest.is_none() {
+                    highest = Some((k, i));
+                }
                 first = first.max(bound);
             }
         }
         let Some(first) = find_run(avoid, req, first) else {
+            // Which kernel's reach sets the bound, and how it reaches the site.
+            let (how, at) = highest.map_or((String::new(), String::new()), |(k, i)| {
+                let kernel = &self.kernels[k];
+                let how = if kernel.reaches.contains(&function) {
+                    "through direct calls"
+                } else if kernel.reaches_anything {
+                    "through code outside the call structure"
+                } else {
+                    "through a call whose target is not known"
+                };
+                (
+                    format!(" from kernel {} ({how})", kernel.name),
+                    format!(" (in {})", self.functions[i].name),
+                )
+            });
             return Err(format!(
-                "reachable code touches registers up to {}, no room below {}",
-                first,
+                "code reachable{how} touches registers up to {first}{at}, no room below {}",
                 req.below.min(req.class.limit())
             ));
         };
