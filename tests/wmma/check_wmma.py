@@ -154,9 +154,16 @@ def measure(orig_regs, new_regs, mag_regs, d_op, dtype, nregs, stats):
                     stats["max_err_u"] = max(stats["max_err_u"], float(abs(vx - vy) / mg / u))
 
 
+def scratch_regs(rec):
+    """The scratch VGPRs a record's replacement uses: a block (`scratch`,
+    `scratch_len`) or a list (`scratch_regs`)."""
+    regs = set(range(rec.get("scratch", 0), rec.get("scratch", 0) + rec.get("scratch_len", 0)))
+    return regs | set(rec.get("scratch_regs", ()))
+
+
 def check_model(rec, orig_texts, new_texts, states, report):
     op_text = [t for t in orig_texts if t.startswith("v_")][0]
-    scratch = set(rec.get("scratch_regs", ()))
+    scratch = scratch_regs(rec)
     mn, ops, mods = wm.parse(op_text)
     dtype, _, _, _, _, a_regs, b_regs, d_regs = wm.shape(mn, mods)
     d_op = ops[0]
@@ -262,7 +269,7 @@ def check_spacing(rec, texts):
                 fail(f"{where}: '{mn2}' reads the result of '{mn}' after {slots} VALU slots")
             if mn2.startswith("v_"):
                 slots += 1
-    if rec.get("scratch_regs") and last_wmma is not None:
+    if scratch_regs(rec) and last_wmma is not None:
         tail = sum(1 for mn, _, _ in insns[last_wmma + 1:] if mn == "v_nop")
         need = war_slots(*[insns[last_wmma][k] for k in (0, 2)])
         if tail < need:
@@ -469,7 +476,7 @@ def main():
     # bank-1 variant of each site ran through the same checks above.
     high = [r for r in unique.values()
             if r.get("variant") == "t_bank1" and r.get("replacement") is not None
-            and any(v >= 256 for v in r.get("scratch_regs", ()))]
+            and any(v >= 256 for v in scratch_regs(r))]
     if any(r["kind"] == "scale16" and r.get("replacement") is not None for r in records) and not high:
         fail("no block-16 split with its masked A copy above v255 was checked")
     print(f"block-16 splits with the masked A copy in bank 1: {len(high)} checked")

@@ -100,6 +100,12 @@ fn a_regs(fmt: u32) -> Option<u32> {
 /// The scale scratch VGPRs (consecutive, below v256): `sA`, `sB`.
 pub const SCALE_REGS: u32 = 2;
 
+/// The scratch VGPRs of the contiguous form ([`split`]): the scale pair,
+/// then the masked A copy.
+pub fn scratch_needed(bytes: &[u8]) -> Result<u32, Reason> {
+    Ok(SCALE_REGS + masked_a_regs(bytes)?)
+}
+
 /// The VGPRs of the masked A copy `T` the split of `bytes` needs
 /// (consecutive, in one bank): 16 for FP8/BF8 A, 8 for FP4 A.
 pub fn masked_a_regs(bytes: &[u8]) -> Result<u32, Reason> {
@@ -207,10 +213,17 @@ impl Out {
     }
 }
 
+/// [`split_at`] with one contiguous scratch block of [`scratch_needed`]
+/// VGPRs from `scratch`, below v256: the scales, then the masked A copy.
+pub fn split(bytes: &[u8], mode: u8, scratch: u32) -> Result<Expansion, Reason> {
+    split_at(bytes, mode, scratch, scratch + SCALE_REGS)
+}
+
 /// Splits the block-16 scaled WMMA `bytes` (16 bytes) under the VGPR-MSB
 /// `mode` in force, with the gathered scales in VGPRs `scales`, `scales + 1`
-/// (below v256) and the masked A copy from VGPR `t` (full 10-bit number).
-pub fn split(bytes: &[u8], mode: u8, scales: u32, t: u32) -> Result<Expansion, Reason> {
+/// (below v256) and the masked A copy from VGPR `t` (full 10-bit number, in
+/// one bank).
+pub fn split_at(bytes: &[u8], mode: u8, scales: u32, t: u32) -> Result<Expansion, Reason> {
     let (prefix, wmma) =
         parse(bytes).ok_or(Reason::NotHandled("v_wmma_scale16_f32_16x16x128_f8f6f4"))?;
     let n_a = masked_a_regs(bytes)?;
@@ -346,7 +359,7 @@ pub const FIX: &str = "wmma-scale16-k-split";
 
 /// The seam's emitter: the scale pair (below v256) and the masked A copy
 /// ([`masked_a_regs`] VGPRs, any bank) from the site's provider, then
-/// [`split`].
+/// [`split_at`].
 pub fn emit(site: &mut super::Site<'_>) -> Result<super::Emitted, super::Refusal> {
     let n_a = masked_a_regs(site.original)?;
     let mut scales = super::Request::new(super::RegClass::Vgpr, SCALE_REGS as u16, 1);
@@ -356,7 +369,7 @@ pub fn emit(site: &mut super::Site<'_>) -> Result<super::Emitted, super::Refusal
         .scratch
         .take(super::Request::new(super::RegClass::Vgpr, n_a as u16, 1))?;
     Ok(super::emitted(
-        split(
+        split_at(
             site.original,
             site.vgpr_msb,
             u32::from(scales),
@@ -387,7 +400,10 @@ mod tests {
         let orig = unhex(FP4_A);
         assert!(is_scale16(&orig));
         assert_eq!(masked_a_regs(&orig), Ok(8));
-        let e = split(&orig, 0, 50, 52).unwrap();
+        assert_eq!(scratch_needed(&orig), Ok(10));
+        // The contiguous form is the same sequence.
+        assert_eq!(split(&orig, 0, 50), split_at(&orig, 0, 50, 52));
+        let e = split_at(&orig, 0, 50, 52).unwrap();
         assert_eq!(e.rounding, Rounding::IntermediateF32);
         // llvm-mc-22 -show-encoding of, per pass (selector 0x6040200, then 0x7050301):
         //   v_perm_b32 v50, v41, v40, SEL ; v_perm_b32 v51, v43, v42, SEL
@@ -411,7 +427,7 @@ mod tests {
     fn masked_a_in_a_high_bank_is_named_through_the_msb_mode() {
         // T at v300 (bank 1), the scales at v50:51: the copies write T with
         // dst bank 1 and the WMMAs read it as src0 bank 1; mode 0 after.
-        let e = split(&unhex(FP4_A), 0, 50, 300).unwrap();
+        let e = split_at(&unhex(FP4_A), 0, 50, 300).unwrap();
         // llvm-mc-22 -show-encoding of, per pass (selector 0x6040200, then 0x7050301):
         //   v_perm_b32 v50, v41, v40, SEL ; v_perm_b32 v51, v43, v42, SEL
         //   s_set_vgpr_msb 0x40 (after pass lo: 0x40)
@@ -443,16 +459,31 @@ mod tests {
         let orig = unhex(FP4_A);
         // The scratch over A (v8); the scales not below v256; T across a
         // bank; the scales over T.
-        assert!(matches!(split(&orig, 0, 6, 52), Err(Reason::Overlap(_))));
-        assert!(matches!(split(&orig, 0, 50, 6), Err(Reason::Overlap(_))));
-        assert!(matches!(split(&orig, 0, 255, 52), Err(Reason::Overlap(_))));
-        assert!(matches!(split(&orig, 0, 50, 250), Err(Reason::Overlap(_))));
-        assert!(matches!(split(&orig, 0, 50, 1020), Err(Reason::Overlap(_))));
-        assert!(matches!(split(&orig, 0, 52, 50), Err(Reason::Overlap(_))));
+        assert!(matches!(split_at(&orig, 0, 6, 52), Err(Reason::Overlap(_))));
+        assert!(matches!(split_at(&orig, 0, 50, 6), Err(Reason::Overlap(_))));
+        assert!(matches!(
+            split_at(&orig, 0, 255, 52),
+            Err(Reason::Overlap(_))
+        ));
+        assert!(matches!(
+            split_at(&orig, 0, 50, 250),
+            Err(Reason::Overlap(_))
+        ));
+        assert!(matches!(
+            split_at(&orig, 0, 50, 1020),
+            Err(Reason::Overlap(_))
+        ));
+        assert!(matches!(
+            split_at(&orig, 0, 52, 50),
+            Err(Reason::Overlap(_))
+        ));
         // D over A: the second pass reads A again. D = v[8:15]:
         let mut over = orig.clone();
         over[8] = 8;
-        assert!(matches!(split(&over, 0, 50, 52), Err(Reason::Overlap(_))));
+        assert!(matches!(
+            split_at(&over, 0, 50, 52),
+            Err(Reason::Overlap(_))
+        ));
         // FP6 A (matrix_a_fmt 2): the sub-block layout is not known.
         let mut fp6 = orig.clone();
         fp6[9] = 0x10;
@@ -462,7 +493,7 @@ mod tests {
         scale32[2] = 0x35;
         assert!(!is_scale16(&scale32));
         assert!(matches!(
-            split(&scale32, 0, 50, 52),
+            split_at(&scale32, 0, 50, 52),
             Err(Reason::NotHandled(_))
         ));
     }
