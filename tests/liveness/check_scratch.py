@@ -19,7 +19,11 @@ A claim (JSON list, one object each):
   this script does not understand reads everything. Also, no memory
   instruction naming the register may reach the site without a zero-count
   `s_wait_*` in between (its operands are read or written late).
-- "above": no instruction of the object names the register.
+- "above": no instruction of the code reachable from a kernel that reaches
+  the site's function names the register. Reachable: the direct-call closure
+  of the kernel's entry; when it calls a target the text does not resolve,
+  every function that is not a kernel too (a kernel entry is never a call
+  target).
 
 Usage: check_scratch.py --tools DIR OBJECT CLAIMS.json
 Prints one line per violation; exit 1 when any, 0 otherwise.
@@ -261,11 +265,11 @@ def reaching_code(insns, kernels, func):
 
 
 def compute_reach(insns, kernels, func):
-    """The functions reachable from every kernel that reaches `func` (all
-    functions when one of them calls an unknown target), or None when no
-    kernel reaches it."""
+    """The functions reachable from every kernel that reaches `func` (with
+    every function that is not a kernel when one of them calls an unknown
+    target: no call enters a kernel), or None when no kernel reaches it."""
     graph = call_graph(insns)
-    every = set(graph)
+    every = set(graph) - set(kernels)
     reach = set()
     hit = False
     for k in kernels:
@@ -282,7 +286,7 @@ def compute_reach(insns, kernels, func):
                 continue
             work.extend(graph[f])
         if unknown:
-            seen = every
+            seen = seen | every
         if func in seen:
             hit = True
             reach |= seen

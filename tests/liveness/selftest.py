@@ -44,6 +44,16 @@ TARGETED = [
 ]
 
 
+# "above" claims in indirect.co (k_ind calls through a loaded pointer), with
+# whether the checker must accept them: callable functions may run under
+# k_ind, the other kernel's body (k_big, v300) never does.
+ABOVE = [
+    ("f_cb_site", "v48", True, "no code reachable from k_ind names it"),
+    ("f_cb_site", "v300", True, "only k_big names it, a kernel no call enters"),
+    ("f_cb_site", "v47", False, "f_other names it, a callable function k_ind's call may reach"),
+]
+
+
 def reset():
     for cache in (cs.GRAPH, cs.RETURN_READS, cs.REACH):
         cache.clear()
@@ -125,6 +135,16 @@ def main():
             status = "caught" if r else "MISSED"
             print(f"targeted {label} {reg} ({why}): {status}: {r[:1]}")
             failures += not r
+        indirect = cases_dir / "indirect.co"
+        syms = symbols(args.tools, indirect)
+        claims = [{"site": syms[label], "end": syms[label], "kind": "above", "scratch": [reg]}
+                  for label, reg, _, _ in ABOVE]
+        _, _, results = run_checker(args.tools, indirect, claims)
+        for (label, reg, ok, why), r in zip(ABOVE, results):
+            right = not r if ok else bool(r)
+            print(f"above {label} {reg} ({why}): {'accepted' if not r else 'rejected'}"
+                  f"{'' if right else ' WRONGLY'}: {r[:1]}")
+            failures += not right
     jax_inputs = sorted(Path(args.jax).glob("*.co")) if args.jax else []
     if args.jax_cache and args.work:
         sys.path.insert(0, str(HERE.parent / "growth"))

@@ -17,7 +17,8 @@ For every object of the corpora (tests/wmma, tests/a0classes):
      replacement on every path and no load in flight into it at its start;
      or, above the allocation, named by no instruction of the input);
   5. over the whole corpus, each wired class has at least one fixed site
-     (the test fails if an emitter stops being reached);
+     (the test fails if an emitter stops being reached), and pressure.co is
+     complete with a scratch VGPR above v255;
   6. each tensor load fixed at its mask's definition (`definition_vaddr`,
      classes.cl's tdm_def): in llvm-objdump-22's text of the input and the
      output, the load is the same and tests/a0classes' tensor model
@@ -40,6 +41,11 @@ CHECKER = HERE.parent / "liveness" / "check_scratch.py"
 RNG = random.Random(20261206)
 sys.path.insert(0, str(HERE.parent / "a0classes"))
 import check_a0classes  # noqa: E402  (the tensor model)
+
+# Objects that must be rewritten complete (exit 0, nothing left), with a
+# scratch VGPR above v255 taken (pressure.s: a block-16 split's masked A copy
+# in bank 1, its scale pair below v256).
+MUST_COMPLETE_HIGH = {"wmma_pressure"}
 
 # Each wired fix must be seen at least once on the corpora.
 REQUIRED_FIXES = {
@@ -78,6 +84,12 @@ def main():
             continue
         report = json.loads(r.stdout)
         o = report["code_objects"][0]
+        if tag in MUST_COMPLETE_HIGH:
+            high = [t for c in o["sites"] for t in c.get("scratch") or []
+                    if t["class"] == "vgpr" and t["first"] >= 256]
+            if r.returncode != 0 or o["remaining"] or not high:
+                fails.append(f"{tag}: not complete with a scratch VGPR above v255 (exit "
+                             f"{r.returncode}, {len(o['remaining'])} left, {len(high)} high grant(s))")
         for c in o["sites"]:
             seen[c["fix"]] = seen.get(c["fix"], 0) + 1
         remaining_total += len(o["remaining"])
@@ -155,6 +167,9 @@ def main():
               f"({stats.get('grown_replaced', '?')} by the new emitters per the oracle), "
               f"{len(o['remaining'])} left, {len(claims)} scratch claim(s), "
               f"{len(o.get('register_counts') or [])} count raise(s)")
+    tags = {f"{p.parent.parent.name}_{p.stem}" for p in objects}
+    if not MUST_COMPLETE_HIGH <= tags:
+        fails.append(f"objects missing from the corpora: {sorted(MUST_COMPLETE_HIGH - tags)}")
     missing = sorted(REQUIRED_FIXES - set(seen))
     if missing:
         fails.append(f"no site fixed by {missing} on the corpora")

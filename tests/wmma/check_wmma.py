@@ -26,6 +26,8 @@ with tools that did not produce their output:
    measured on clang-22 output), one that reads its result after 4 unless it
    is the next WMMA's chained accumulator; with scratch registers, the
    sequence ends with that many v_nops.
+The driver lists each block-16 scaled site twice: with its masked A copy
+below v256 and (`"variant": "t_bank1"`) in bank 1; both run every check.
 
 Usage: check_wmma.py --emit BIN --mc LLVM_MC --objdump OBJDUMP --work DIR
                      [--report FILE] [--states N] OBJECT_OR_DIR...
@@ -153,9 +155,16 @@ def measure(orig_regs, new_regs, mag_regs, d_op, dtype, nregs, stats):
                     stats["max_err_u"] = max(stats["max_err_u"], float(abs(vx - vy) / mg / u))
 
 
+def scratch_regs(rec):
+    """The scratch VGPRs a record's replacement uses: a block (`scratch`,
+    `scratch_len`) or a list (`scratch_regs`)."""
+    regs = set(range(rec.get("scratch", 0), rec.get("scratch", 0) + rec.get("scratch_len", 0)))
+    return regs | set(rec.get("scratch_regs", ()))
+
+
 def check_model(rec, orig_texts, new_texts, states, report):
     op_text = [t for t in orig_texts if t.startswith("v_")][0]
-    scratch = set(range(rec.get("scratch", 0), rec.get("scratch", 0) + rec.get("scratch_len", 0)))
+    scratch = scratch_regs(rec)
     mn, ops, mods = wm.parse(op_text)
     dtype, _, _, _, _, a_regs, b_regs, d_regs = wm.shape(mn, mods)
     d_op = ops[0]
@@ -263,7 +272,7 @@ def check_spacing(rec, texts):
                 fail(f"{where}: '{mn2}' reads the result of '{mn}' after {slots} VALU slots")
             if mn2.startswith("v_"):
                 slots += 1
-    if rec.get("scratch_len") and last_wmma is not None:
+    if scratch_regs(rec) and last_wmma is not None:
         tail = sum(1 for mn, _, _ in insns[last_wmma + 1:] if mn == "v_nop")
         need = war_slots(*[insns[last_wmma][k] for k in (0, 2)])
         if tail < need:
@@ -321,7 +330,8 @@ def main():
             "scale16": sum(bool(SCALE16.match(m)) for m in mns),
             "int": sum(bool(INT.match(m)) for m in mns),
         }
-        got = {k: sum(1 for r in records if r["site"] == path and r["kind"] == k) for k in want}
+        got = {k: sum(1 for r in records if r["site"] == path and r["kind"] == k and "variant" not in r)
+               for k in want}
         # A function's instructions appear once per symbol covering them in
         # objdump; the driver walks functions the same way.
         if got != want:
@@ -485,6 +495,14 @@ def main():
             controls[what] += 1
     if not all(controls.values()):
         fail(f"a negative control did not run: {controls}")
+    # The block-16 split's masked A copy may lie in any bank: the driver's
+    # bank-1 variant of each site ran through the same checks above.
+    high = [r for r in unique.values()
+            if r.get("variant") == "t_bank1" and r.get("replacement") is not None
+            and any(v >= 256 for v in scratch_regs(r))]
+    if any(r["kind"] == "scale16" and r.get("replacement") is not None for r in records) and not high:
+        fail("no block-16 split with its masked A copy above v255 was checked")
+    print(f"block-16 splits with the masked A copy in bank 1: {len(high)} checked")
     print(f"negative controls detected: {controls}")
 
     for reason, n in sorted(refused.items()):

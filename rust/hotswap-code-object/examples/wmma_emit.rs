@@ -11,7 +11,9 @@
 //! with the crate's walker: `"kind"` (`k128`, `f4`, `f4_scaled`, `scale16`,
 //! `int`), its `"vaddr"`, the VGPR-MSB `"mode"` in force (null when unknown),
 //! the `"original"` bytes and either the `"replacement"` bytes (hex) with what
-//! the emitter reports, or its `"refusal"`. Exit 1 when an object cannot be
+//! the emitter reports, or its `"refusal"`. A block-16 scaled site appears
+//! twice: with its masked A copy below v256, and again (`"variant":
+//! "t_bank1"`) with it in bank 1 (v256-v511). Exit 1 when an object cannot be
 //! read or analysed.
 use std::process::ExitCode;
 
@@ -93,6 +95,37 @@ fn with_scratch(
     format!("\"refusal\":{}", json_str(&last.to_string()))
 }
 
+/// The block-16 split with the first scale pair (below v256) and the first
+/// masked A block in bank 1 (v256-v511) that overlap no operand; the
+/// scratch registers listed as `"scratch_regs"`.
+fn scale16_t_bank1(bytes: &[u8], mode: u8) -> String {
+    let n_a = match wmma_scale16::masked_a_regs(bytes) {
+        Ok(n) => n,
+        Err(r) => return format!("\"refusal\":{}", json_str(&r.to_string())),
+    };
+    for s in 0..256 - wmma_scale16::SCALE_REGS {
+        for t in 256..=512 - n_a {
+            match wmma_scale16::split_at(bytes, mode, s, t) {
+                Ok(e) => {
+                    let regs: Vec<String> = (s..s + wmma_scale16::SCALE_REGS)
+                        .chain(t..t + n_a)
+                        .map(|r| r.to_string())
+                        .collect();
+                    return format!(
+                        "{},\"scratch_regs\":[{}]",
+                        expansion_json(&e),
+                        regs.join(",")
+                    );
+                }
+                Err(Reason::Overlap("the scratch block overlaps an operand")) => {}
+                Err(r) => return format!("\"refusal\":{}", json_str(&r.to_string())),
+            }
+        }
+    }
+    let none = Reason::Overlap("no scratch block below v256 overlaps no operand");
+    format!("\"refusal\":{}", json_str(&none.to_string()))
+}
+
 fn run(path: &str) -> Result<(), String> {
     let data = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
     let analysis = gfx1250::analyze(&data).map_err(|e| format!("{path}: {e}"))?;
@@ -159,13 +192,21 @@ fn run(path: &str) -> Result<(), String> {
                 }
                 _ => "\"refusal\":\"no emitter for this WMMA\"".into(),
             };
-            println!(
-                "{{\"site\":{},\"function\":{},\"vaddr\":{vaddr},\"kind\":\"{kind}\",\"mode\":{},\"original\":\"{}\",{outcome}}}",
-                json_str(path),
-                json_str(&f.name),
-                mode.map_or("null".into(), |m| m.to_string()),
-                hex(bytes)
-            );
+            let record = |variant: &str, outcome: &str| {
+                println!(
+                    "{{\"site\":{},\"function\":{},\"vaddr\":{vaddr},\"kind\":\"{kind}\",{variant}\"mode\":{},\"original\":\"{}\",{outcome}}}",
+                    json_str(path),
+                    json_str(&f.name),
+                    mode.map_or("null".into(), |m| m.to_string()),
+                    hex(bytes)
+                )
+            };
+            record("", &outcome);
+            // The masked A copy of a block-16 split may lie in any bank: the
+            // same site again with it in bank 1, marked as a variant.
+            if let ("scale16", Some(m)) = (kind, mode) {
+                record("\"variant\":\"t_bank1\",", &scale16_t_bank1(bytes, m));
+            }
         }
     }
     Ok(())

@@ -13,6 +13,8 @@ static CASES: &[u8] = include_bytes!("liveness/cases.co");
 static CALLS: &[u8] = include_bytes!("liveness/calls.co");
 static WIDE: &[u8] = include_bytes!("liveness/wide.co");
 static BROKEN: &[u8] = include_bytes!("liveness/broken.co");
+static INDIRECT: &[u8] = include_bytes!("liveness/indirect.co");
+static PRESSURE: &[u8] = include_bytes!("liveness/pressure.co");
 
 /// The address of symbol `name` (the cases' `*_site` labels).
 fn symbol(object: &[u8], name: &str) -> u64 {
@@ -324,6 +326,103 @@ fn clang_kernels_reaching_a_callee_are_all_raised() {
         .unwrap();
     let before = l.kernels.iter().find(|k| k.name == "calls_none").unwrap();
     assert_eq!(none.allocated_vgprs, before.allocated_vgprs);
+}
+
+#[test]
+fn an_indirect_call_reaches_callable_functions_not_other_kernels() {
+    // k_ind calls through a loaded pointer: f_cb and f_other (callable) may
+    // run under it; k_big (v300) is a kernel, whose entry no call can target.
+    let l = liveness::analyze(INDIRECT, Convention::Unknown).unwrap();
+    let k = |name: &str| l.kernels.iter().find(|k| k.name == name).unwrap();
+    assert!(k("k_ind").reaches_indirect && !k("k_ind").reaches_anything);
+    assert!(!k("k_big").reaches_indirect);
+    let (f, v, _) = at(&l, INDIRECT, "f_cb_site");
+    // Tier 1 has no run of 8 in the callable f_cb (return values,
+    // preserved and never-written registers); tier 2 starts above what
+    // k_ind, f_cb and f_other touch (v47), not above k_big's v300.
+    let s = l.scratch(f, v, Request::new(RegClass::Vgpr, 8, 1)).unwrap();
+    let Scratch::AboveAllocation { first, raises, .. } = &s else {
+        panic!("{s:?}")
+    };
+    assert_eq!(*first, 48);
+    let raised: Vec<(&str, u16, u16)> = raises
+        .iter()
+        .map(|r| (r.name.as_str(), r.old_count, r.new_count))
+        .collect();
+    assert_eq!(raised, [("k_ind", 32, 56)]);
+    // Below v40 nothing: the refusal names the kernel, how it reaches the
+    // site and the function that sets the bound.
+    let mut low = Request::new(RegClass::Vgpr, 8, 1);
+    low.below = 40;
+    let e = l.scratch(f, v, low).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "f_cb at {v:#x}: no vgpr scratch: no 1 aligned dead run of 8; code reachable from \
+             kernel k_ind (through a call whose target is not known) touches registers up to \
+             48 (in f_other), no room below 40; VGPRs are never saved and restored"
+        )
+    );
+}
+
+/// tests/wmma/corpus/pressure.s: below v256 only v100:v101 are free at the
+/// block-16 scaled WMMA of a kernel allocating 320 VGPRs, v260 is live across
+/// it. The split takes its scale pair there and its masked A copy in bank 1,
+/// around v260: the object is complete, with no count raised.
+#[test]
+fn a_block16_split_takes_its_scales_below_v256_and_its_a_copy_in_any_bank() {
+    use hotswap_code_object::rewrite::{self, emit::Taken, Options};
+    let r = rewrite::rewrite_b0_to_a0(PRESSURE, &Options::default()).unwrap();
+    assert!(r.report.remaining.is_empty() && r.report.growth_refused.is_empty());
+    assert!(r.report.raised.is_empty(), "{:?}", r.report.raised);
+    let [g] = &r.report.grown[..] else {
+        panic!("{:?}", r.report.grown)
+    };
+    assert_eq!(g.fix, "wmma-scale16-k-split");
+    let taken = |t: &Taken| (t.class, t.first, t.count, t.tier);
+    assert_eq!(
+        g.scratch.iter().map(taken).collect::<Vec<_>>(),
+        [
+            (RegClass::Vgpr, 100, 2, "dead"),
+            (RegClass::Vgpr, 261, 16, "dead")
+        ]
+    );
+    // The liveness of the input agrees: both runs are dead at the site.
+    let l = liveness::analyze(PRESSURE, Convention::Unknown).unwrap();
+    let at = l
+        .live_at(l.function_at(g.site.vaddr).unwrap(), g.site.vaddr)
+        .unwrap();
+    for v in (100..102).chain(261..277) {
+        assert!(
+            !at.before.contains(Reg::V(v)) && !at.after.contains(Reg::V(v)),
+            "v{v}"
+        );
+    }
+    assert!(at.after.contains(Reg::V(260)));
+}
+
+/// A second request at a site never gets a register of the first grant.
+#[test]
+fn a_request_avoiding_earlier_grants_gets_other_registers() {
+    let l = liveness::analyze(CASES, Convention::C).unwrap();
+    let (f, v, _) = at(&l, CASES, "k_line_site");
+    let req = Request::new(RegClass::Vgpr, 2, 1);
+    let first = l.scratch(f, v, req).unwrap().registers();
+    let mut avoid = liveness::RegSet::EMPTY;
+    for r in &first {
+        avoid.insert(*r);
+    }
+    let second = l.scratch_avoiding(f, v, req, &avoid).unwrap().registers();
+    assert!(
+        second.iter().all(|r| !first.contains(r)),
+        "{first:?} {second:?}"
+    );
+    assert_eq!(
+        l.scratch_avoiding(f, v, req, &liveness::RegSet::EMPTY)
+            .unwrap()
+            .registers(),
+        first
+    );
 }
 
 #[test]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the WMMA corpus with LLVM 22: the OpenCL GEMM kernels (gemm.cl) at
 # -O1/-O2/-O3 by clang-22 (linked by ld.lld-22), and the assembly edge cases
-# (edge.s) by llvm-mc-22 and ld.lld-22 -shared. Every output is a gfx1250 code
+# (edge.s) and the register-pressure kernel (pressure.s) by llvm-mc-22 and
+# ld.lld-22 -shared. Every output is a gfx1250 code
 # object in OUT_DIR.
 #
 # Usage: build_corpus.sh CLANG LLVM_MC LLD SOURCE_DIR OUT_DIR
@@ -25,6 +26,8 @@ for o in 1 2 3; do
   "$clang" -x cl -cl-std=CL2.0 --target=amdgcn-amd-amdhsa -mcpu=gfx1250 -nogpulib -O$o \
     -o "$out/gemm.O$o.co" "$src/gemm.cl"
 done
-"$mc" -triple=amdgcn-amd-amdhsa -mcpu=gfx1250 -filetype=obj -o "$out/tmp/edge.o" "$src/edge.s"
-"$lld" -shared -o "$out/edge.co" "$out/tmp/edge.o"
+for k in edge pressure; do
+  "$mc" -triple=amdgcn-amd-amdhsa -mcpu=gfx1250 -filetype=obj -o "$out/tmp/$k.o" "$src/$k.s"
+  "$lld" -shared -o "$out/$k.co" "$out/tmp/$k.o"
+done
 echo "corpus: $(ls "$out"/*.co | wc -l) code objects in $out"

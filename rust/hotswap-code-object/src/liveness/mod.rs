@@ -161,9 +161,15 @@ pub struct KernelInfo {
     /// Functions reachable from the entry through direct calls (the entry
     /// included), indices in [`ObjectLiveness::functions`].
     pub reaches: Vec<usize>,
-    /// Whether a reachable function makes an indirect call (then every
-    /// function may be reached).
+    /// Whether a reachable function makes a call whose target is not known
+    /// (then every callable function may be reached: a kernel entry is never
+    /// a call target), or [`KernelInfo::reaches_anything`].
     pub reaches_indirect: bool,
+    /// Whether code outside the call structure may run: a reachable function
+    /// is not analysable (it may branch anywhere), a call targets an address
+    /// that is no function's entry, or the kernel's entry was not walked.
+    /// Then any code of the object may run, other kernels' bodies included.
+    pub reaches_anything: bool,
 }
 
 /// The liveness of every function of one code object.
@@ -277,9 +283,9 @@ pub fn analyze_walked<'a>(
                 .bytes(bytes, k.descriptor_vaddr, 64)
                 .and_then(|kd| crate::elf::u32_at(kd, 48))
                 .map(|rsrc1| ((rsrc1 & 0x3F) as u16 + 1) * VGPR_GRANULE);
-            let (reaches, reaches_indirect) = match function {
+            let (reaches, reaches_indirect, reaches_anything) = match function {
                 Some(f) => reach(&functions, &by_vaddr, f),
-                None => (Vec::new(), true),
+                None => (Vec::new(), true, true),
             };
             KernelInfo {
                 name: k.name.clone(),
@@ -289,6 +295,7 @@ pub fn analyze_walked<'a>(
                 allocated_vgprs,
                 reaches,
                 reaches_indirect,
+                reaches_anything,
             }
         })
         .collect();
@@ -314,20 +321,23 @@ pub fn analyze_walked<'a>(
     }
 }
 
-/// Functions reachable from `from` through direct calls, and whether any of
-/// them calls indirectly (or calls an address that is no function's entry).
+/// Functions reachable from `from` through direct calls; whether any of
+/// them makes a call whose target is not known (callable functions may be
+/// reached); whether any code may run (a function not analysable, a call to
+/// an address that is no function's entry).
 fn reach(
     functions: &[FunctionLiveness],
     by_vaddr: &HashMap<u64, usize>,
     from: usize,
-) -> (Vec<usize>, bool) {
+) -> (Vec<usize>, bool, bool) {
     let mut seen = vec![false; functions.len()];
     let mut stack = vec![from];
-    let mut indirect = false;
+    let (mut indirect, mut anything) = (false, false);
     seen[from] = true;
     while let Some(i) = stack.pop() {
         let f = &functions[i];
-        indirect |= f.indirect_calls || f.status != Status::Analysable;
+        indirect |= f.indirect_calls;
+        anything |= f.status != Status::Analysable;
         for t in &f.calls {
             match by_vaddr.get(t) {
                 Some(&j) if !seen[j] => {
@@ -335,13 +345,14 @@ fn reach(
                     stack.push(j);
                 }
                 Some(_) => {}
-                None => indirect = true,
+                None => anything = true,
             }
         }
     }
     (
         (0..functions.len()).filter(|&i| seen[i]).collect(),
-        indirect,
+        indirect || anything,
+        anything,
     )
 }
 

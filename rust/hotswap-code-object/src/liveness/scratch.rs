@@ -5,7 +5,9 @@
 //!    function not preserved by the calling convention (a caller may expect
 //!    them unchanged even where this function never touches them).
 //! 2. [`Scratch::AboveAllocation`]: registers no code reachable from any
-//!    kernel that reaches the function touches, at or above what each kernel
+//!    kernel that reaches the function touches (with an indirect call: the
+//!    kernel's own code and every callable function, never another kernel's
+//!    body, which no call can enter), at or above what each kernel
 //!    allocates: the [`CountRaise`]s say which kernels' descriptor and metadata
 //!    counts grow (within gfx1250's 1024 VGPRs / 106 SGPRs) and how their
 //!    occupancy changes.
@@ -57,7 +59,8 @@ impl RegClass {
 
 /// What a rewrite asks for: `count` consecutive registers of `class`, the
 /// first a multiple of `align`, all below `below` (e.g. 256 for VGPRs an
-/// operand without VGPR-MSB banking must name).
+/// operand without VGPR-MSB banking must name). A VGPR run always lies in one
+/// 256-register bank (an operand names a tuple by one bank).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
     /// The register class.
@@ -208,13 +211,25 @@ pub fn occupancy(vgprs: u16) -> u8 {
     (1024 / rounded).min(16) as u8
 }
 
+/// The VGPRs of one `s_set_vgpr_msb` bank: an operand names a tuple by an
+/// 8-bit field in one bank, so a VGPR run never crosses a multiple of this.
+const VGPR_BANK: u32 = 256;
+
 /// The first aligned run of `req.count` registers of `req.class` from `from`
-/// none of which is in `busy`.
+/// none of which is in `busy` (a VGPR run within one bank).
 fn find_run(busy: &RegSet, req: &Request, from: u16) -> Option<u16> {
     let limit = u32::from(req.below.min(req.class.limit()));
     let (align, count) = (u32::from(req.align.max(1)), u32::from(req.count));
     let mut first = u32::from(from).div_ceil(align) * align;
     while first + count <= limit {
+        if req.class == RegClass::Vgpr
+            && count <= VGPR_BANK
+            && first / VGPR_BANK != (first + count - 1) / VGPR_BANK
+        {
+            first = (first / VGPR_BANK + 1) * VGPR_BANK;
+            first = first.div_ceil(align) * align;
+            continue;
+        }
         match (first..first + count).find(|&n| busy.contains(req.class.reg(n as u16))) {
             None => return Some(first as u16),
             Some(n) => first = (n + 1).div_ceil(align) * align,
@@ -226,6 +241,18 @@ fn find_run(busy: &RegSet, req: &Request, from: u16) -> Option<u16> {
 impl ObjectLiveness<'_> {
     /// Scratch registers at the instruction at `site` of function `function`.
     pub fn scratch(&self, function: usize, site: u64, req: Request) -> Result<Scratch, Refusal> {
+        self.scratch_avoiding(function, site, req, &RegSet::EMPTY)
+    }
+
+    /// [`ObjectLiveness::scratch`], none of the registers in `avoid` (those
+    /// already granted at the site for another purpose).
+    pub fn scratch_avoiding(
+        &self,
+        function: usize,
+        site: u64,
+        req: Request,
+        avoid: &RegSet,
+    ) -> Result<Scratch, Refusal> {
         let refuse = |reason: String| {
             Err(Refusal {
                 function: self
@@ -251,7 +278,8 @@ impl ObjectLiveness<'_> {
         };
         let mut why = Vec::new();
         // Tier 1: dead.
-        let busy = self.busy_at(function, &at, req.all_lanes);
+        let mut busy = self.busy_at(function, &at, req.all_lanes);
+        busy.union_with(avoid);
         match find_run(&busy, &req, 0) {
             Some(first) => {
                 return Ok(Scratch::Dead {
@@ -266,16 +294,18 @@ impl ObjectLiveness<'_> {
             )),
         }
         // Tier 2: above the allocation.
-        match self.above_allocation(function, &req) {
+        match self.above_allocation(function, &req, avoid) {
             Ok(s) => return Ok(s),
             Err(e) => why.push(e),
         }
         // Tier 3: SGPRs saved into lanes of a VGPR dead in every lane.
         if req.class == RegClass::Sgpr && req.count <= 32 {
-            match self.save_restore(function, site, &at, &req) {
+            match self.save_restore(function, site, &at, &req, avoid) {
                 Ok(s) => return Ok(s),
                 Err(e) => why.push(e),
             }
+        } else if req.class == RegClass::Vgpr {
+            why.push("VGPRs are never saved and restored".into());
         } else {
             why.push("save and restore is only offered for up to 32 SGPRs".into());
         }
@@ -300,7 +330,12 @@ impl ObjectLiveness<'_> {
     }
 
     /// Tier 2.
-    fn above_allocation(&self, function: usize, req: &Request) -> Result<Scratch, String> {
+    fn above_allocation(
+        &self,
+        function: usize,
+        req: &Request,
+        avoid: &RegSet,
+    ) -> Result<Scratch, String> {
         let reaching: Vec<usize> = (0..self.kernels.len())
             .filter(|&k| {
                 let kernel = &self.kernels[k];
@@ -311,27 +346,50 @@ impl ObjectLiveness<'_> {
         if reaching.is_empty() {
             return Err("no kernel of the object reaches the function".into());
         }
-        // One past the highest register any code reachable from the kernels touches.
+        // One past the highest register any code reachable from the kernels
+        // touches: what they reach through direct calls; with a call whose
+        // target is not known, every callable function too (a kernel entry
+        // is never a call target, so other kernels' bodies do not count);
+        // with code outside the call structure, everything.
         let mut first = 0u16;
+        let mut highest: Option<(usize, usize)> = None; // (kernel, function)
         for &k in &reaching {
             let kernel = &self.kernels[k];
-            let all = kernel.reaches_indirect;
             for (i, g) in self.functions.iter().enumerate() {
-                if !(all || kernel.reaches.contains(&i)) {
+                let reached = kernel.reaches_anything
+                    || kernel.reaches.contains(&i)
+                    || (kernel.reaches_indirect && !g.is_kernel);
+                if !reached {
                     continue;
                 }
                 let bound = match req.class {
                     RegClass::Vgpr => g.touched.vgpr_bound(),
                     RegClass::Sgpr => u16::from(g.touched.sgpr_bound()),
                 };
+                if bound > first || highest.is_none() {
+                    highest = Some((k, i));
+                }
                 first = first.max(bound);
             }
         }
-        let busy = RegSet::EMPTY;
-        let Some(first) = find_run(&busy, req, first) else {
+        let Some(first) = find_run(avoid, req, first) else {
+            // Which kernel's reach sets the bound, and how it reaches the site.
+            let (how, at) = highest.map_or((String::new(), String::new()), |(k, i)| {
+                let kernel = &self.kernels[k];
+                let how = if kernel.reaches.contains(&function) {
+                    "through direct calls"
+                } else if kernel.reaches_anything {
+                    "through code outside the call structure"
+                } else {
+                    "through a call whose target is not known"
+                };
+                (
+                    format!(" from kernel {} ({how})", kernel.name),
+                    format!(" (in {})", self.functions[i].name),
+                )
+            });
             return Err(format!(
-                "reachable code touches registers up to {}, no room below {}",
-                first,
+                "code reachable{how} touches registers up to {first}{at}, no room below {}",
                 req.below.min(req.class.limit())
             ));
         };
@@ -383,10 +441,12 @@ impl ObjectLiveness<'_> {
         site: u64,
         at: &super::LiveAt,
         req: &Request,
+        avoid: &RegSet,
     ) -> Result<Scratch, String> {
         // The SGPRs: not read or written by the site instruction (its code
         // reads the originals), s0–s105 only.
         let mut busy = at.effect.uses.union(&at.effect.writes);
+        busy.union_with(avoid);
         busy.insert(Reg::S(super::regs::VCC_LO));
         let Some(first) = find_run(&busy, req, 0) else {
             return Err("every SGPR run overlaps the site's own operands".into());
@@ -399,7 +459,7 @@ impl ObjectLiveness<'_> {
             below: VGPRS,
             all_lanes: true,
         };
-        let holder = match self.scratch(function, site, holder_req) {
+        let holder = match self.scratch_avoiding(function, site, holder_req, avoid) {
             Ok(h @ (Scratch::Dead { .. } | Scratch::AboveAllocation { .. })) => h,
             Ok(_) => return Err("no VGPR to hold the saves".into()),
             Err(e) => return Err(format!("no VGPR to hold the saves ({})", e.reason)),
@@ -427,5 +487,42 @@ impl ObjectLiveness<'_> {
             saves,
             holder: Box::new(holder),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_vgpr_run_never_crosses_a_bank_and_avoids_busy_registers() {
+        let mut busy = RegSet::EMPTY;
+        busy.insert_v(0, 240);
+        // v240-v255 hold 16, not 18: the run of 18 starts at v256.
+        let req = Request::new(RegClass::Vgpr, 18, 1);
+        assert_eq!(find_run(&busy, &req, 0), Some(256));
+        assert_eq!(
+            find_run(&busy, &Request::new(RegClass::Vgpr, 16, 1), 0),
+            Some(240)
+        );
+        // Busy v256-v259: after them, still within bank 1.
+        busy.insert_v(256, 4);
+        assert_eq!(find_run(&busy, &req, 0), Some(260));
+        // Aligned to 8: v264.
+        assert_eq!(
+            find_run(&busy, &Request::new(RegClass::Vgpr, 18, 8), 0),
+            Some(264)
+        );
+        // Below 256: none.
+        let mut low = req;
+        low.below = 256;
+        assert_eq!(find_run(&busy, &low, 0), None);
+        // SGPRs have no banks.
+        let mut s = RegSet::EMPTY;
+        s.insert_s(0, 10);
+        assert_eq!(
+            find_run(&s, &Request::new(RegClass::Sgpr, 4, 1), 0),
+            Some(10)
+        );
     }
 }

@@ -53,10 +53,11 @@
 //! - [`wmma_int_nops`]: an integer WMMA followed by fewer independent VALU
 //!   slots than A0 needs → the WMMA and the missing `v_nop`s;
 //! - [`wmma_scale16`]: `v_wmma_scale16_f32_16x16x128_f8f6f4` → two block-32
-//!   scaled WMMAs split along K, with byte-gathered scales and zero-masked K
-//!   sub-blocks of A in a scratch block the caller supplies (the one emitter
-//!   that writes registers the original does not name: the caller must take
-//!   them dead at the site, or raise the register counts).
+//!   scaled WMMAs split along K, with byte-gathered scales (a scratch pair
+//!   below v256) and zero-masked K sub-blocks of A (a scratch run in any
+//!   bank) the caller supplies (the one WMMA emitter that writes registers
+//!   the original does not name: the caller must take them dead at the site,
+//!   or raise the register counts).
 //!
 //! The memory and conversion classes (issue 31), each with the registers it
 //! needs stated in its module (the caller supplies them):
@@ -137,8 +138,9 @@ pub struct Taken {
 pub trait Scratch {
     /// Registers as `request` describes them that the replacement may
     /// overwrite at the site (dead there on every path, with no memory load
-    /// outstanding into them, or above every reaching kernel's allocation):
-    /// the first one's number; or a refusal naming the site and the class.
+    /// outstanding into them, or above every reaching kernel's allocation),
+    /// none granted by an earlier request at the same site: the first one's
+    /// number; or a refusal naming the site and the class.
     fn take(&mut self, request: Request) -> Result<u16, Refusal>;
 
     /// Whether `reg` may be read after the site (on some path). `true`

@@ -38,10 +38,13 @@
 //! sources: LLVM 22 puts 8 VALU slots between a block-32 scaled FP8 f8f6f4
 //! WMMA and a VALU overwriting its A (measured on clang-22 output).
 //!
-//! Scratch: the caller supplies a contiguous block of [`scratch_needed`]
-//! VGPRs below v256 (scale-prefix operands ignore the VGPR-MSB mode), dead at
-//! the site and overlapping no operand: `[sA, sB, T...]`. The destination must
-//! not overlap A, B or the scale registers, which the second pass reads again.
+//! Scratch, dead at the site and overlapping no operand nor each other: the
+//! gathered scales `sA, sB`, two consecutive VGPRs below v256 (scale-prefix
+//! operands ignore the VGPR-MSB mode), and the masked A copy `T`,
+//! [`masked_a_regs`] consecutive VGPRs in any one bank (its copies and the
+//! WMMA's src0 name it through `s_set_vgpr_msb`, set around them and restored
+//! after). The destination must not overlap A, B or the scale registers,
+//! which the second pass reads again.
 
 use super::wmma_fields::{
     full, in_range, overlaps, set_vgpr_msb, Src, Vop3p, SLOT_DST, SLOT_SRC0, SLOT_SRC1, SLOT_SRC2,
@@ -94,14 +97,23 @@ fn a_regs(fmt: u32) -> Option<u32> {
     }
 }
 
-/// The scratch VGPRs the split of `bytes` needs.
+/// The scale scratch VGPRs (consecutive, below v256): `sA`, `sB`.
+pub const SCALE_REGS: u32 = 2;
+
+/// The scratch VGPRs of the contiguous form ([`split`]): the scale pair,
+/// then the masked A copy.
 pub fn scratch_needed(bytes: &[u8]) -> Result<u32, Reason> {
+    Ok(SCALE_REGS + masked_a_regs(bytes)?)
+}
+
+/// The VGPRs of the masked A copy `T` the split of `bytes` needs
+/// (consecutive, in one bank): 16 for FP8/BF8 A, 8 for FP4 A.
+pub fn masked_a_regs(bytes: &[u8]) -> Result<u32, Reason> {
     let (_, wmma) =
         parse(bytes).ok_or(Reason::NotHandled("v_wmma_scale16_f32_16x16x128_f8f6f4"))?;
-    let n = a_regs((wmma.w0 >> 11) & 7).ok_or(Reason::Unsupported(
+    a_regs((wmma.w0 >> 11) & 7).ok_or(Reason::Unsupported(
         "an FP6/BF6 A matrix (where its 16-wide K sub-blocks lie is not known)",
-    ))?;
-    Ok(2 + n)
+    ))
 }
 
 /// A 64-bit scale operand: a VGPR pair (MSB-free) or an SGPR pair.
@@ -201,18 +213,25 @@ impl Out {
     }
 }
 
-/// Splits the block-16 scaled WMMA `bytes` (16 bytes) under the VGPR-MSB
-/// `mode` in force, with the scratch block starting at VGPR `scratch`.
+/// [`split_at`] with one contiguous scratch block of [`scratch_needed`]
+/// VGPRs from `scratch`, below v256: the scales, then the masked A copy.
 pub fn split(bytes: &[u8], mode: u8, scratch: u32) -> Result<Expansion, Reason> {
+    split_at(bytes, mode, scratch, scratch + SCALE_REGS)
+}
+
+/// Splits the block-16 scaled WMMA `bytes` (16 bytes) under the VGPR-MSB
+/// `mode` in force, with the gathered scales in VGPRs `scales`, `scales + 1`
+/// (below v256) and the masked A copy from VGPR `t` (full 10-bit number, in
+/// one bank).
+pub fn split_at(bytes: &[u8], mode: u8, scales: u32, t: u32) -> Result<Expansion, Reason> {
     let (prefix, wmma) =
         parse(bytes).ok_or(Reason::NotHandled("v_wmma_scale16_f32_16x16x128_f8f6f4"))?;
-    let need = scratch_needed(bytes)?;
+    let n_a = masked_a_regs(bytes)?;
     let unknown = u64::from(prefix.w0 & PREFIX_W0_UNKNOWN)
         | u64::from((wmma.w0 & !WMMA_W0_KNOWN) | (wmma.w1 & !WMMA_W1_KNOWN)) << 32;
     if unknown != 0 {
         return Err(Reason::UnknownBits(unknown));
     }
-    let n_a = need - 2;
     let b_fmt = ((wmma.w0 >> 14) & 1) << 2 | ((wmma.w1 >> 27) & 3);
     let n_b = match b_fmt {
         0 | 1 => 16,
@@ -241,9 +260,14 @@ pub fn split(bytes: &[u8], mode: u8, scratch: u32) -> Result<Expansion, Reason> 
     }
     let sa = scale(prefix.w1 & 0x1ff)?;
     let sb = scale((prefix.w1 >> 9) & 0x1ff)?;
-    if scratch + need > 256 {
+    if scales + SCALE_REGS > 256 {
         return Err(Reason::Overlap(
-            "the scratch block is not below v256 (scale operands ignore the VGPR-MSB mode)",
+            "the scale scratch pair is not below v256 (scale operands ignore the VGPR-MSB mode)",
+        ));
+    }
+    if t + n_a > 1024 || t / 256 != (t + n_a - 1) / 256 {
+        return Err(Reason::Overlap(
+            "the masked A scratch crosses a VGPR bank or runs past v1023",
         ));
     }
     let scale_regs = |s: Scale| match s {
@@ -260,11 +284,19 @@ pub fn split(bytes: &[u8], mode: u8, scratch: u32) -> Result<Expansion, Reason> 
     }
     reads.push((d, 8));
     reads.extend(c.map(|c| (c, 8)));
-    if reads.iter().any(|&(r, n)| overlaps(scratch, need, r, n)) {
+    if reads
+        .iter()
+        .any(|&(r, n)| overlaps(scales, SCALE_REGS, r, n) || overlaps(t, n_a, r, n))
+    {
         return Err(Reason::Overlap("the scratch block overlaps an operand"));
     }
+    if overlaps(scales, SCALE_REGS, t, n_a) {
+        return Err(Reason::Overlap(
+            "the scale scratch overlaps the masked A scratch",
+        ));
+    }
 
-    let (s_a, s_b, t) = (scratch, scratch + 1, scratch + 2);
+    let (s_a, s_b) = (scales, scales + 1);
     let mut out = Out {
         bytes: Vec::with_capacity(512),
         mode,
@@ -325,15 +357,24 @@ pub fn split(bytes: &[u8], mode: u8, scratch: u32) -> Result<Expansion, Reason> 
 /// The fix's name in the report.
 pub const FIX: &str = "wmma-scale16-k-split";
 
-/// The seam's emitter: the scratch block of [`scratch_needed`] VGPRs below
-/// v256 from the site's provider, then [`split`].
+/// The seam's emitter: the scale pair (below v256) and the masked A copy
+/// ([`masked_a_regs`] VGPRs, any bank) from the site's provider, then
+/// [`split_at`].
 pub fn emit(site: &mut super::Site<'_>) -> Result<super::Emitted, super::Refusal> {
-    let need = scratch_needed(site.original)?;
-    let mut request = super::Request::new(super::RegClass::Vgpr, need as u16, 1);
-    request.below = 256;
-    let first = site.scratch.take(request)?;
+    let n_a = masked_a_regs(site.original)?;
+    let mut scales = super::Request::new(super::RegClass::Vgpr, SCALE_REGS as u16, 1);
+    scales.below = 256;
+    let scales = site.scratch.take(scales)?;
+    let t = site
+        .scratch
+        .take(super::Request::new(super::RegClass::Vgpr, n_a as u16, 1))?;
     Ok(super::emitted(
-        split(site.original, site.vgpr_msb, u32::from(first))?,
+        split_at(
+            site.original,
+            site.vgpr_msb,
+            u32::from(scales),
+            u32::from(t),
+        )?,
         FIX,
         FIX,
     ))
@@ -358,8 +399,11 @@ mod tests {
     fn fp4_a_splits_by_vgpr_with_gathered_scales() {
         let orig = unhex(FP4_A);
         assert!(is_scale16(&orig));
+        assert_eq!(masked_a_regs(&orig), Ok(8));
         assert_eq!(scratch_needed(&orig), Ok(10));
-        let e = split(&orig, 0, 50).unwrap();
+        // The contiguous form is the same sequence.
+        assert_eq!(split(&orig, 0, 50), split_at(&orig, 0, 50, 52));
+        let e = split_at(&orig, 0, 50, 52).unwrap();
         assert_eq!(e.rounding, Rounding::IntermediateF32);
         // llvm-mc-22 -show-encoding of, per pass (selector 0x6040200, then 0x7050301):
         //   v_perm_b32 v50, v41, v40, SEL ; v_perm_b32 v51, v43, v42, SEL
@@ -380,23 +424,77 @@ mod tests {
     }
 
     #[test]
+    fn masked_a_in_a_high_bank_is_named_through_the_msb_mode() {
+        // T at v300 (bank 1), the scales at v50:51: the copies write T with
+        // dst bank 1 and the WMMAs read it as src0 bank 1; mode 0 after.
+        let e = split_at(&unhex(FP4_A), 0, 50, 300).unwrap();
+        // llvm-mc-22 -show-encoding of, per pass (selector 0x6040200, then 0x7050301):
+        //   v_perm_b32 v50, v41, v40, SEL ; v_perm_b32 v51, v43, v42, SEL
+        //   s_set_vgpr_msb 0x40 (after pass lo: 0x40)
+        //   v_mov_b32_e32 v44..v51 (= v300..v307): v8..v15 on even (lo) / odd (hi), else 0
+        //   s_set_vgpr_msb 0x4001
+        //   v_wmma_scale_f32_16x16x128_f8f6f4 v[0:7], v[44:51] (= v[300:307]), v[16:31],
+        //     v[32:39] (lo) / v[0:7] (hi), v50, v51 matrix_a_fmt:MATRIX_FMT_FP4
+        //   8 x v_nop ; s_set_vgpr_msb 0x100
+        let nops = "0000007e".repeat(8);
+        let expected = unhex(
+            &[
+                "320044d62951fe0300020406330044d62b55fe0300020406400086bf",
+                "0803587e80025a7e0a035c7e80025e7e0c03607e8002627e0e03647e8002667e",
+                "014086bf000035cc32670204002033cc2c218204",
+                &nops,
+                "000186bf320044d62951fe0301030507330044d62b55fe0301030507400086bf",
+                "8002587e09035a7e80025c7e0b035e7e8002607e0d03627e8002647e0f03667e",
+                "014086bf000035cc32670204002033cc2c210204",
+                &nops,
+                "000186bf",
+            ]
+            .concat(),
+        );
+        assert_eq!(e.bytes, expected);
+    }
+
+    #[test]
     fn refusals() {
         let orig = unhex(FP4_A);
-        // The scratch block over A (v8), or not below v256.
-        assert!(matches!(split(&orig, 0, 6), Err(Reason::Overlap(_))));
-        assert!(matches!(split(&orig, 0, 250), Err(Reason::Overlap(_))));
+        // The scratch over A (v8); the scales not below v256; T across a
+        // bank; the scales over T.
+        assert!(matches!(split_at(&orig, 0, 6, 52), Err(Reason::Overlap(_))));
+        assert!(matches!(split_at(&orig, 0, 50, 6), Err(Reason::Overlap(_))));
+        assert!(matches!(
+            split_at(&orig, 0, 255, 52),
+            Err(Reason::Overlap(_))
+        ));
+        assert!(matches!(
+            split_at(&orig, 0, 50, 250),
+            Err(Reason::Overlap(_))
+        ));
+        assert!(matches!(
+            split_at(&orig, 0, 50, 1020),
+            Err(Reason::Overlap(_))
+        ));
+        assert!(matches!(
+            split_at(&orig, 0, 52, 50),
+            Err(Reason::Overlap(_))
+        ));
         // D over A: the second pass reads A again. D = v[8:15]:
         let mut over = orig.clone();
         over[8] = 8;
-        assert!(matches!(split(&over, 0, 50), Err(Reason::Overlap(_))));
+        assert!(matches!(
+            split_at(&over, 0, 50, 52),
+            Err(Reason::Overlap(_))
+        ));
         // FP6 A (matrix_a_fmt 2): the sub-block layout is not known.
         let mut fp6 = orig.clone();
         fp6[9] = 0x10;
-        assert!(matches!(scratch_needed(&fp6), Err(Reason::Unsupported(_))));
+        assert!(matches!(masked_a_regs(&fp6), Err(Reason::Unsupported(_))));
         // Not a scale16 WMMA: the block-32 form.
         let mut scale32 = orig;
         scale32[2] = 0x35;
         assert!(!is_scale16(&scale32));
-        assert!(matches!(split(&scale32, 0, 50), Err(Reason::NotHandled(_))));
+        assert!(matches!(
+            split_at(&scale32, 0, 50, 52),
+            Err(Reason::NotHandled(_))
+        ));
     }
 }

@@ -123,7 +123,21 @@ impl Scratch for FromLiveness<'_, '_> {
         } else {
             None
         };
-        match self.liveness.scratch(function, self.site.vaddr, request) {
+        // Never a register granted earlier at the site (an emitter asking
+        // twice uses both grants at once).
+        let mut avoid = liveness::RegSet::EMPTY;
+        for t in &self.taken {
+            for n in t.first..t.first + t.count {
+                avoid.insert(match t.class {
+                    RegClass::Sgpr => Reg::S(n as u8),
+                    RegClass::Vgpr => Reg::V(n),
+                });
+            }
+        }
+        match self
+            .liveness
+            .scratch_avoiding(function, self.site.vaddr, request, &avoid)
+        {
             Ok(liveness::Scratch::Dead {
                 class,
                 first,
