@@ -64,8 +64,12 @@ fn image(
     let mut island = 0usize;
     // The replacements in index order, met as the instructions are.
     let mut replacements = m.replacements.iter().peekable();
+    // Instructions come in order: their shifts and their same-size fixes
+    // (sorted by offset) are followed, not searched for.
+    let mut shifts = m.shifts.cursor();
+    let mut fix = fixes.partition_point(|p| p.file_offset < m.insns.at as u64);
     for (i, insn) in m.insns.iter().enumerate() {
-        let new_vaddr = m.new_vaddr + m.new_off(i);
+        let new_vaddr = m.new_vaddr + (insn.vaddr - m.insns.vaddr) + shifts.at(i);
         emit_islands(out, m, &mut island, i, new_vaddr)?;
         if let Some((_, code)) = replacements.next_if(|s| s.0 == i) {
             out.extend_from_slice(code);
@@ -73,9 +77,14 @@ fn image(
         }
         let here = out.len();
         out.extend_from_slice(&bytes[insn.at..insn.at + insn.len]);
-        // The same-size fixes of this instruction (patches are sorted).
-        let first = fixes.partition_point(|p| p.file_offset < insn.at as u64);
-        for p in fixes[first..]
+        // The same-size fixes of this instruction: those starting in it.
+        while fixes
+            .get(fix)
+            .is_some_and(|p| p.file_offset < insn.at as u64)
+        {
+            fix += 1;
+        }
+        for p in fixes[fix..]
             .iter()
             .take_while(|p| p.file_offset < (insn.at + insn.len) as u64)
         {
