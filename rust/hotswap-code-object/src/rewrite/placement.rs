@@ -284,7 +284,7 @@ pub(super) fn place(
     let region = layout::region(object, &mut moving)?;
     // 4. Encode: the images, in an allocation with room for the tables.
     let room = elf_write::table_room(object, &moving);
-    let code = encode::images(object, fixes, &moving, &region, room)?;
+    let images = encode::images(object, fixes, &moving, &region, room)?;
     // 5. Patch: unmoved code, kernel descriptors and dynamic relocations
     //    enter the images.
     let mut patches: Vec<Patch> = Vec::new();
@@ -295,15 +295,15 @@ pub(super) fn place(
     let gateways = gateway::gateways(object, analysis, &moving, &mut patches)?;
     patches.append(&mut count_patches);
     // 6. ELF writer: the tables after the code, the header pointing at them.
-    let written = elf_write::tables(object, &moving, &region, code)?;
+    let written = elf_write::tables(object, &moving, &region, images.code)?;
     patches.extend(written.header);
     // 7. Report: where each site went (grown, and fixed ones in moved code),
-    //    the clauses removed, the islands.
+    //    the islands.
     let relocated = report::relocated(&moving, fixed)?;
     let placement = Placement {
         patches,
         sites: report::sites(&moving, grown, extras.sites),
-        clauses_removed: report::clauses_removed(bytes, &moving),
+        clauses_removed: images.clauses_removed,
         islands: report::islands(&moving),
         relocated,
         raised,
