@@ -626,7 +626,15 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         "gfx1250-strict" => return Err(RewriteError::AlreadyA0),
         other => return Err(RewriteError::NotGfx1250(other)),
     }
-    let mut analysis = gfx1250::analyze_object(object).map_err(|e| match e {
+    // The boundaries of each function holding a growth site are kept as the
+    // analysis decodes them: the functions placement moves are not decoded
+    // again.
+    let mut walked = placement::Walked::new(|f| {
+        f.sites
+            .iter()
+            .any(|s| s.fix == Fix::Growth && emit::emitter(s.class).is_some())
+    });
+    let mut analysis = gfx1250::analyze_object_with(object, &mut walked).map_err(|e| match e {
         AnalyzeError::Isa(e) => RewriteError::NotCodeObject(e),
         AnalyzeError::NotGfx125(p) => RewriteError::NotGfx1250(p),
     })?;
@@ -845,6 +853,7 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
             &analysis,
             &growth_sites,
             &report.fixed,
+            walked,
             options.allow_partial,
         )?;
         drop(analysis);

@@ -361,6 +361,36 @@ pub fn analyze(code_object: &[u8]) -> Result<Analysis, AnalyzeError> {
 /// [`analyze`] of an object already parsed: the view's tables are read once
 /// and stay there for the rewrite that follows.
 pub fn analyze_object(object: &CodeObject<'_>) -> Result<Analysis, AnalyzeError> {
+    analyze_object_with(object, &mut ())
+}
+
+/// Told the instruction boundaries of each function as [`analyze_object_with`]
+/// walks it, so that a later stage needs no second decode of the code it
+/// keeps boundaries for.
+pub(crate) trait WalkObserver {
+    /// The walk of a function starts: its address and, when mapped, its
+    /// file offset.
+    fn function_start(&mut self, vaddr: u64, file_offset: Option<u64>);
+    /// An instruction starts `offset` bytes into the function (in order).
+    fn instruction(&mut self, offset: u64);
+    /// The walk of `function` (its sites found, `incomplete` set) ended
+    /// `end` bytes into it.
+    fn function_end(&mut self, function: &Function, end: u64);
+}
+
+/// No observer.
+impl WalkObserver for () {
+    fn function_start(&mut self, _: u64, _: Option<u64>) {}
+    fn instruction(&mut self, _: u64) {}
+    fn function_end(&mut self, _: &Function, _: u64) {}
+}
+
+/// [`analyze_object`], telling `observer` each function's instruction
+/// boundaries as they are decoded.
+pub(crate) fn analyze_object_with(
+    object: &CodeObject<'_>,
+    observer: &mut impl WalkObserver,
+) -> Result<Analysis, AnalyzeError> {
     let code_object = object.bytes();
     let header = object.header();
     let processor = object.processor().map_err(AnalyzeError::Isa)?;
@@ -451,13 +481,16 @@ pub fn analyze_object(object: &CodeObject<'_>) -> Result<Analysis, AnalyzeError>
             vaddr,
             size,
             &mut analysis.unknown,
+            observer,
         );
         analysis.functions.push(function);
     }
     Ok(analysis)
 }
 
-/// Walks one function and classifies its instructions.
+/// Walks one function and classifies its instructions, telling `observer`
+/// where each one starts.
+#[allow(clippy::too_many_arguments)]
 fn walk_function(
     code_object: &[u8],
     map: &AddressMap,
@@ -466,8 +499,10 @@ fn walk_function(
     vaddr: u64,
     size: u64,
     unknown: &mut Vec<Undecodable>,
+    observer: &mut impl WalkObserver,
 ) -> Function {
     let file_offset = map.file_offset(vaddr);
+    observer.function_start(vaddr, file_offset);
     let mut function = Function {
         name,
         kind,
@@ -479,6 +514,7 @@ fn walk_function(
         sites: Vec::new(),
     };
     if size == 0 {
+        observer.function_end(&function, 0);
         return function;
     }
     // The instructions start in [vaddr, vaddr + size); the last may end past it,
@@ -491,6 +527,7 @@ fn walk_function(
             first_dword: None,
             reason: DecodeError::Truncated,
         });
+        observer.function_end(&function, 0);
         return function;
     };
     // As `instructions` walks, without its iterator: the decoded instruction
@@ -514,6 +551,7 @@ fn walk_function(
                 let len = usize::from(decoded.len);
                 let bytes = &rest[..len];
                 function.instructions += 1;
+                observer.instruction(at);
                 if may_be_a_site(decoded, bytes) {
                     let insn = Instruction {
                         vaddr: vaddr.wrapping_add(at),
@@ -536,6 +574,7 @@ fn walk_function(
             }
         }
     }
+    observer.function_end(&function, at);
     function
 }
 

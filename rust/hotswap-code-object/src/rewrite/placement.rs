@@ -75,6 +75,7 @@ mod select;
 use std::sync::Arc;
 
 pub use gateway::{read_gateway, Gateway, GatewayKind};
+pub(super) use insns::Walked;
 pub use patch::ReaimedRelocation;
 
 use super::{Patch, RewriteError, SiteInfo};
@@ -223,7 +224,8 @@ pub(super) fn w32(b: &[u8]) -> u32 {
 /// by offset; copied code gets them too), `sites` the growth sites (all of
 /// them, in address order), `fixed` the sites those patches fix (the report
 /// says where each one in a moved function went), `analysis` the input's
-/// analysis; `partial`: a site whose emitter refuses is left as it is
+/// analysis, `walked` the boundaries it recorded of the functions that may
+/// move; `partial`: a site whose emitter refuses is left as it is
 /// (listed in [`Placement::refused`]) instead of refusing the object.
 ///
 /// The stages, in order; each owns one concern and hands the next what it
@@ -235,6 +237,7 @@ pub(super) fn place(
     analysis: &Analysis,
     sites: &[SiteInfo],
     fixed: &[SiteInfo],
+    walked: Walked,
     partial: bool,
 ) -> Result<Placement, RewriteError> {
     let bytes = object.bytes();
@@ -247,7 +250,7 @@ pub(super) fn place(
     }
     elf_write::check_tables(bytes, object.sections())?;
     // 1. Plan: the functions that move (each holding a site), walked.
-    let mut moving = select::moving_functions(object, analysis, sites)?;
+    let mut moving = select::moving_functions(object, analysis, sites, walked)?;
     //    The register liveness, when a site's emitter may ask for scratch.
     let liveness = scratch::analyse(object, analysis, sites);
     // 2. Per moved function, in address order:
