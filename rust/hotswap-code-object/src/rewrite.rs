@@ -850,13 +850,12 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         let placed = placement::place(
             object,
             &patches,
-            &analysis,
+            analysis,
             &growth_sites,
             &report.fixed,
             walked,
             options.allow_partial,
         )?;
-        drop(analysis);
         // A gateway replaces whole instructions of an old copy: any
         // same-size fix of those bytes is dropped (the image has it).
         let map = object.address_map();
