@@ -885,22 +885,21 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
             });
         }
         report.remaining.sort_by_key(|s| (s.file_offset, s.class));
+        // Allocated at its length: built beside the output, at the peak.
         let mut sites = growth_sites.into_iter().enumerate();
-        report.grown = placed
-            .sites
-            .into_iter()
-            .filter_map(|p| {
-                let (_, site) = sites.find(|(k, _)| *k == p.site)?;
-                Some(GrownSite {
+        report.grown = Vec::with_capacity(placed.sites.len());
+        for p in placed.sites {
+            if let Some((_, site)) = sites.find(|(k, _)| *k == p.site) {
+                report.grown.push(GrownSite {
                     site,
                     new_vaddr: p.new_vaddr,
                     new_len: p.new_len,
                     fix: p.fix,
                     scratch: p.scratch,
                     note: p.note,
-                })
-            })
-            .collect();
+                });
+            }
+        }
         report.moved = placed.moved;
         report.clauses_removed = placed.clauses_removed;
         report.islands = placed.islands;
