@@ -404,17 +404,13 @@ pub(crate) fn analyze_object_with(
     if table.is_empty() {
         table = object.symbols(elf::SHT_DYNSYM);
     }
-    let mut seen = std::collections::HashSet::new();
-    let symbols: Vec<&elf::Symbol<'_>> = table
-        .iter()
-        .filter(|s| s.is_defined() && seen.insert((s.name, s.value, s.sym_type)))
-        .collect();
+    let symbols = distinct_defined(table);
 
     let mut functions: Vec<(String, FunctionKind, u64, u64)> = symbols
         .iter()
         .filter(|s| s.sym_type == STT_FUNC)
         .map(|s| {
-            let name = String::from_utf8_lossy(s.name).into_owned();
+            let name = lossy(s.name);
             (name, FunctionKind::Symbol, s.value, s.size)
         })
         .collect();
@@ -430,7 +426,7 @@ pub(crate) fn analyze_object_with(
             .and_then(|kd| elf::u64_at(kd, 16))
             .map(|offset| s.value.wrapping_add(offset));
         kernels.push(Kernel {
-            name: String::from_utf8_lossy(name).into_owned(),
+            name: lossy(name),
             descriptor_vaddr: s.value,
             entry_vaddr,
         });
@@ -486,6 +482,39 @@ pub(crate) fn analyze_object_with(
         analysis.functions.push(function);
     }
     Ok(analysis)
+}
+
+/// The defined symbols of `table` in table order, each (name, value, type)
+/// once (its first entry). By sorting on the value first: names, long in
+/// C++ code, are compared only between symbols at one address, and no
+/// table makes it slower than a sort (a hash set would hash every name).
+fn distinct_defined<'t, 'a>(table: &'t [elf::Symbol<'a>]) -> Vec<&'t elf::Symbol<'a>> {
+    let key = |i: usize| {
+        let s = &table[i];
+        (s.value, s.sym_type, s.name)
+    };
+    let mut order: Vec<usize> = (0..table.len())
+        .filter(|&i| table[i].is_defined())
+        .collect();
+    // Equal keys stay in table order: the first of each run is kept.
+    order.sort_by(|&a, &b| key(a).cmp(&key(b)));
+    let mut kept: Vec<usize> = Vec::with_capacity(order.len());
+    for (k, &i) in order.iter().enumerate() {
+        if k == 0 || key(order[k - 1]) != key(i) {
+            kept.push(i);
+        }
+    }
+    kept.sort_unstable();
+    kept.into_iter().map(|i| &table[i]).collect()
+}
+
+/// `name` as a string, invalid UTF-8 replaced (checked the fast way first:
+/// names are almost always ASCII).
+fn lossy(name: &[u8]) -> String {
+    match std::str::from_utf8(name) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(name).into_owned(),
+    }
 }
 
 /// Walks one function and classifies its instructions, telling `observer`
@@ -1041,6 +1070,40 @@ mod tests {
         assert_eq!(a.kernels[0].name, "hotswap_kernel");
         assert_eq!(a.kernels[0].entry_vaddr, Some(0x1600));
         assert_eq!(a.sites().count(), 0);
+    }
+
+    #[test]
+    fn each_defined_symbol_is_kept_once_in_table_order() {
+        let sym = |name: &'static [u8], value: u64, sym_type: u8, shndx: u16| elf::Symbol {
+            name,
+            sym_type,
+            bind: 0,
+            shndx,
+            value,
+            size: 4,
+        };
+        let table = [
+            sym(b"b", 0x200, STT_FUNC, 1),
+            sym(b"a", 0x100, STT_FUNC, 1),
+            sym(b"u", 0x100, STT_FUNC, 0), // undefined
+            sym(b"b", 0x200, STT_FUNC, 2), // the same (name, value, type)
+            sym(b"b", 0x200, STT_OBJECT, 1),
+            sym(b"c", 0x100, STT_FUNC, 1),
+            sym(b"a", 0x100, STT_FUNC, 1),
+        ];
+        let kept: Vec<(&[u8], u64, u8, u16)> = distinct_defined(&table)
+            .into_iter()
+            .map(|s| (s.name, s.value, s.sym_type, s.shndx))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                (&b"b"[..], 0x200, STT_FUNC, 1),
+                (&b"a"[..], 0x100, STT_FUNC, 1),
+                (&b"b"[..], 0x200, STT_OBJECT, 1),
+                (&b"c"[..], 0x100, STT_FUNC, 1),
+            ]
+        );
     }
 
     #[test]
