@@ -85,7 +85,10 @@ fn image(
     let mut fix = fixes.partition_point(|p| p.file_offset < m.insns.at as u64);
     for (i, insn) in m.insns.iter().enumerate() {
         let new_vaddr = m.new_vaddr + (insn.vaddr - m.insns.vaddr) + shifts.at(i);
-        emit_islands(out, m, &mut island, i, new_vaddr)?;
+        // Islands are few: asked only where one is.
+        if m.islands.points.get(island).is_some_and(|p| p.0 == i) {
+            emit_islands(out, m, &mut island, i, new_vaddr)?;
+        }
         if let Some((_, code)) = replacements.next_if(|s| s.0 == i) {
             out.extend_from_slice(code);
             continue;
