@@ -378,8 +378,9 @@ fn string_at(table: &[u8], at: u32) -> &[u8] {
     let Some(rest) = usize::try_from(at).ok().and_then(|at| table.get(at..)) else {
         return &[];
     };
-    let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
-    &rest[..end]
+    // The library's word-at-a-time search for the NUL (names of C++ code
+    // are long), else the rest of the table.
+    std::ffi::CStr::from_bytes_until_nul(rest).map_or(rest, |s| s.to_bytes())
 }
 
 impl Header {

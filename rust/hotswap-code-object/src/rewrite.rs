@@ -626,7 +626,15 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         "gfx1250-strict" => return Err(RewriteError::AlreadyA0),
         other => return Err(RewriteError::NotGfx1250(other)),
     }
-    let mut analysis = gfx1250::analyze_object(object).map_err(|e| match e {
+    // The boundaries of each function holding a growth site are kept as the
+    // analysis decodes them: the functions placement moves are not decoded
+    // again.
+    let mut walked = placement::Walked::new(|f| {
+        f.sites
+            .iter()
+            .any(|s| s.fix == Fix::Growth && emit::emitter(s.class).is_some())
+    });
+    let mut analysis = gfx1250::analyze_object_with(object, &mut walked).map_err(|e| match e {
         AnalyzeError::Isa(e) => RewriteError::NotCodeObject(e),
         AnalyzeError::NotGfx125(p) => RewriteError::NotGfx1250(p),
     })?;
@@ -842,12 +850,12 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
         let placed = placement::place(
             object,
             &patches,
-            &analysis,
+            analysis,
             &growth_sites,
             &report.fixed,
+            walked,
             options.allow_partial,
         )?;
-        drop(analysis);
         // A gateway replaces whole instructions of an old copy: any
         // same-size fix of those bytes is dropped (the image has it).
         let map = object.address_map();
@@ -877,22 +885,21 @@ fn plan(object: &CodeObject<'_>, options: &Options) -> Result<Plan, RewriteError
             });
         }
         report.remaining.sort_by_key(|s| (s.file_offset, s.class));
+        // Allocated at its length: built beside the output, at the peak.
         let mut sites = growth_sites.into_iter().enumerate();
-        report.grown = placed
-            .sites
-            .into_iter()
-            .filter_map(|p| {
-                let (_, site) = sites.find(|(k, _)| *k == p.site)?;
-                Some(GrownSite {
+        report.grown = Vec::with_capacity(placed.sites.len());
+        for p in placed.sites {
+            if let Some((_, site)) = sites.find(|(k, _)| *k == p.site) {
+                report.grown.push(GrownSite {
                     site,
                     new_vaddr: p.new_vaddr,
                     new_len: p.new_len,
                     fix: p.fix,
                     scratch: p.scratch,
                     note: p.note,
-                })
-            })
-            .collect();
+                });
+            }
+        }
         report.moved = placed.moved;
         report.clauses_removed = placed.clauses_removed;
         report.islands = placed.islands;

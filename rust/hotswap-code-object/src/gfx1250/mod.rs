@@ -362,6 +362,36 @@ pub fn analyze(code_object: &[u8]) -> Result<Analysis, AnalyzeError> {
 /// [`analyze`] of an object already parsed: the view's tables are read once
 /// and stay there for the rewrite that follows.
 pub fn analyze_object(object: &CodeObject<'_>) -> Result<Analysis, AnalyzeError> {
+    analyze_object_with(object, &mut ())
+}
+
+/// Told the instruction boundaries of each function as [`analyze_object_with`]
+/// walks it, so that a later stage needs no second decode of the code it
+/// keeps boundaries for.
+pub(crate) trait WalkObserver {
+    /// The walk of a function starts: its address and, when mapped, its
+    /// file offset.
+    fn function_start(&mut self, vaddr: u64, file_offset: Option<u64>);
+    /// An instruction starts `offset` bytes into the function (in order).
+    fn instruction(&mut self, offset: u64);
+    /// The walk of `function` (its sites found, `incomplete` set) ended
+    /// `end` bytes into it.
+    fn function_end(&mut self, function: &Function, end: u64);
+}
+
+/// No observer.
+impl WalkObserver for () {
+    fn function_start(&mut self, _: u64, _: Option<u64>) {}
+    fn instruction(&mut self, _: u64) {}
+    fn function_end(&mut self, _: &Function, _: u64) {}
+}
+
+/// [`analyze_object`], telling `observer` each function's instruction
+/// boundaries as they are decoded.
+pub(crate) fn analyze_object_with(
+    object: &CodeObject<'_>,
+    observer: &mut impl WalkObserver,
+) -> Result<Analysis, AnalyzeError> {
     let code_object = object.bytes();
     let header = object.header();
     let processor = object.processor().map_err(AnalyzeError::Isa)?;
@@ -375,17 +405,13 @@ pub fn analyze_object(object: &CodeObject<'_>) -> Result<Analysis, AnalyzeError>
     if table.is_empty() {
         table = object.symbols(elf::SHT_DYNSYM);
     }
-    let mut seen = std::collections::HashSet::new();
-    let symbols: Vec<&elf::Symbol<'_>> = table
-        .iter()
-        .filter(|s| s.is_defined() && seen.insert((s.name, s.value, s.sym_type)))
-        .collect();
+    let symbols = distinct_defined(table);
 
     let mut functions: Vec<(String, FunctionKind, u64, u64)> = symbols
         .iter()
         .filter(|s| s.sym_type == STT_FUNC)
         .map(|s| {
-            let name = String::from_utf8_lossy(s.name).into_owned();
+            let name = lossy(s.name);
             (name, FunctionKind::Symbol, s.value, s.size)
         })
         .collect();
@@ -401,7 +427,7 @@ pub fn analyze_object(object: &CodeObject<'_>) -> Result<Analysis, AnalyzeError>
             .and_then(|kd| elf::u64_at(kd, 16))
             .map(|offset| s.value.wrapping_add(offset));
         kernels.push(Kernel {
-            name: String::from_utf8_lossy(name).into_owned(),
+            name: lossy(name),
             descriptor_vaddr: s.value,
             entry_vaddr,
         });
@@ -452,13 +478,49 @@ pub fn analyze_object(object: &CodeObject<'_>) -> Result<Analysis, AnalyzeError>
             vaddr,
             size,
             &mut analysis.unknown,
+            observer,
         );
         analysis.functions.push(function);
     }
     Ok(analysis)
 }
 
-/// Walks one function and classifies its instructions.
+/// The defined symbols of `table` in table order, each (name, value, type)
+/// once (its first entry). By sorting on the value first: names, long in
+/// C++ code, are compared only between symbols at one address, and no
+/// table makes it slower than a sort (a hash set would hash every name).
+fn distinct_defined<'t, 'a>(table: &'t [elf::Symbol<'a>]) -> Vec<&'t elf::Symbol<'a>> {
+    let key = |i: usize| {
+        let s = &table[i];
+        (s.value, s.sym_type, s.name)
+    };
+    let mut order: Vec<usize> = (0..table.len())
+        .filter(|&i| table[i].is_defined())
+        .collect();
+    // Equal keys stay in table order: the first of each run is kept.
+    order.sort_by(|&a, &b| key(a).cmp(&key(b)));
+    let mut kept: Vec<usize> = Vec::with_capacity(order.len());
+    for (k, &i) in order.iter().enumerate() {
+        if k == 0 || key(order[k - 1]) != key(i) {
+            kept.push(i);
+        }
+    }
+    kept.sort_unstable();
+    kept.into_iter().map(|i| &table[i]).collect()
+}
+
+/// `name` as a string, invalid UTF-8 replaced (checked the fast way first:
+/// names are almost always ASCII).
+fn lossy(name: &[u8]) -> String {
+    match std::str::from_utf8(name) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(name).into_owned(),
+    }
+}
+
+/// Walks one function and classifies its instructions, telling `observer`
+/// where each one starts.
+#[allow(clippy::too_many_arguments)]
 fn walk_function(
     code_object: &[u8],
     map: &AddressMap,
@@ -467,8 +529,10 @@ fn walk_function(
     vaddr: u64,
     size: u64,
     unknown: &mut Vec<Undecodable>,
+    observer: &mut impl WalkObserver,
 ) -> Function {
     let file_offset = map.file_offset(vaddr);
+    observer.function_start(vaddr, file_offset);
     let mut function = Function {
         name,
         kind,
@@ -480,6 +544,7 @@ fn walk_function(
         sites: Vec::new(),
     };
     if size == 0 {
+        observer.function_end(&function, 0);
         return function;
     }
     // The instructions start in [vaddr, vaddr + size); the last may end past it,
@@ -492,6 +557,7 @@ fn walk_function(
             first_dword: None,
             reason: DecodeError::Truncated,
         });
+        observer.function_end(&function, 0);
         return function;
     };
     // As `instructions` walks, without its iterator: the decoded instruction
@@ -515,6 +581,7 @@ fn walk_function(
                 let len = usize::from(decoded.len);
                 let bytes = &rest[..len];
                 function.instructions += 1;
+                observer.instruction(at);
                 if may_be_a_site(decoded, bytes) {
                     let insn = Instruction {
                         vaddr: vaddr.wrapping_add(at),
@@ -537,6 +604,7 @@ fn walk_function(
             }
         }
     }
+    observer.function_end(&function, at);
     function
 }
 
@@ -1004,6 +1072,40 @@ mod tests {
         assert_eq!(a.kernels[0].name, "hotswap_kernel");
         assert_eq!(a.kernels[0].entry_vaddr, Some(0x1600));
         assert_eq!(a.sites().count(), 0);
+    }
+
+    #[test]
+    fn each_defined_symbol_is_kept_once_in_table_order() {
+        let sym = |name: &'static [u8], value: u64, sym_type: u8, shndx: u16| elf::Symbol {
+            name,
+            sym_type,
+            bind: 0,
+            shndx,
+            value,
+            size: 4,
+        };
+        let table = [
+            sym(b"b", 0x200, STT_FUNC, 1),
+            sym(b"a", 0x100, STT_FUNC, 1),
+            sym(b"u", 0x100, STT_FUNC, 0), // undefined
+            sym(b"b", 0x200, STT_FUNC, 2), // the same (name, value, type)
+            sym(b"b", 0x200, STT_OBJECT, 1),
+            sym(b"c", 0x100, STT_FUNC, 1),
+            sym(b"a", 0x100, STT_FUNC, 1),
+        ];
+        let kept: Vec<(&[u8], u64, u8, u16)> = distinct_defined(&table)
+            .into_iter()
+            .map(|s| (s.name, s.value, s.sym_type, s.shndx))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                (&b"b"[..], 0x200, STT_FUNC, 1),
+                (&b"a"[..], 0x100, STT_FUNC, 1),
+                (&b"b"[..], 0x200, STT_OBJECT, 1),
+                (&b"c"[..], 0x100, STT_FUNC, 1),
+            ]
+        );
     }
 
     #[test]

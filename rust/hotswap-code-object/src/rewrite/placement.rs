@@ -75,6 +75,7 @@ mod select;
 use std::sync::Arc;
 
 pub use gateway::{read_gateway, Gateway, GatewayKind};
+pub(super) use insns::Walked;
 pub use patch::ReaimedRelocation;
 
 use super::{Patch, RewriteError, SiteInfo};
@@ -223,18 +224,23 @@ pub(super) fn w32(b: &[u8]) -> u32 {
 /// by offset; copied code gets them too), `sites` the growth sites (all of
 /// them, in address order), `fixed` the sites those patches fix (the report
 /// says where each one in a moved function went), `analysis` the input's
-/// analysis; `partial`: a site whose emitter refuses is left as it is
-/// (listed in [`Placement::refused`]) instead of refusing the object.
+/// analysis (dropped before the output is allocated), `walked` the
+/// boundaries it recorded of the functions that may move; `partial`: a site
+/// whose emitter refuses is left as it is (listed in [`Placement::refused`])
+/// instead of refusing the object.
 ///
 /// The stages, in order; each owns one concern and hands the next what it
 /// needs (a refusal of any stage refuses the object; the order of the
-/// stages is the order in which refusals are found):
+/// stages is the order in which refusals are found). Everything that needs
+/// the analysis (or the liveness a far gateway asks for) runs before the
+/// encoder allocates the output, so that neither is held beside it:
 pub(super) fn place(
     object: &CodeObject<'_>,
     fixes: &[Patch],
-    analysis: &Analysis,
+    analysis: Analysis,
     sites: &[SiteInfo],
     fixed: &[SiteInfo],
+    walked: Walked,
     partial: bool,
 ) -> Result<Placement, RewriteError> {
     let bytes = object.bytes();
@@ -247,9 +253,10 @@ pub(super) fn place(
     }
     elf_write::check_tables(bytes, object.sections())?;
     // 1. Plan: the functions that move (each holding a site), walked.
-    let mut moving = select::moving_functions(object, analysis, sites)?;
+    let mut moving = select::moving_functions(object, &analysis, sites, walked)?;
     //    The register liveness, when a site's emitter may ask for scratch.
-    let liveness = scratch::analyse(object, analysis, sites);
+    let liveness = scratch::analyse(object, &analysis, sites);
+    let reaching = liveness.as_ref().map(scratch::Reaching::new);
     // 2. Per moved function, in address order:
     //    (function, instruction, index in `sites`) of each replaced site.
     let mut grown: Vec<(u32, u32, usize)> = Vec::with_capacity(sites.len());
@@ -263,7 +270,7 @@ pub(super) fn place(
             m,
             fi,
             modes.as_deref(),
-            liveness.as_ref(),
+            liveness.as_ref().zip(reaching.as_ref()),
             sites,
             &mut grown,
             &mut extras,
@@ -279,31 +286,35 @@ pub(super) fn place(
         Some(l) => scratch::count_patches(bytes, fixes, l, &raised)?,
         None => Vec::new(),
     };
+    drop(reaching);
     drop(liveness);
     // 3. Layout: the new segment's place, each image's address.
     let region = layout::region(object, &mut moving)?;
-    // 4. Encode: the images, in an allocation with room for the tables.
-    let room = elf_write::table_room(object, &moving);
-    let code = encode::images(object, fixes, &moving, &region, room)?;
-    // 5. Patch: unmoved code, kernel descriptors and dynamic relocations
-    //    enter the images.
+    //    Where each site went, known now: the emitters' lists become the
+    //    report's before the output's allocation is made (peak memory).
+    let placed_sites = report::sites(&moving, grown, std::mem::take(&mut extras.sites));
+    // 4. Patch: unmoved code, kernel descriptors and dynamic relocations
+    //    enter the images (their addresses are known).
     let mut patches: Vec<Patch> = Vec::new();
-    patch::unmoved_code(object, analysis, &moving, &mut patches)?;
-    patch::descriptors(object, analysis, &moving, &mut patches)?;
+    patch::unmoved_code(object, &analysis, &moving, &mut patches)?;
+    patch::descriptors(object, &analysis, &moving, &mut patches)?;
     let relocations = patch::relocations(object, &moving, &mut patches)?;
     //    Gateways: each old entry jumps to its image.
-    let gateways = gateway::gateways(object, analysis, &moving, &mut patches)?;
+    let gateways = gateway::gateways(object, &analysis, &moving, &mut patches)?;
     patches.append(&mut count_patches);
+    drop(analysis);
+    // 5. Encode: the images, in an allocation with room for the tables.
+    let room = elf_write::table_room(object, &moving);
+    let images = encode::images(object, fixes, &moving, &region, room)?;
     // 6. ELF writer: the tables after the code, the header pointing at them.
-    let written = elf_write::tables(object, &moving, &region, code)?;
+    let written = elf_write::tables(object, &moving, &region, images.code)?;
     patches.extend(written.header);
-    // 7. Report: where each site went (grown, and fixed ones in moved code),
-    //    the clauses removed, the islands.
+    // 7. Report: where each fixed site in moved code went, the islands.
     let relocated = report::relocated(&moving, fixed)?;
     let placement = Placement {
         patches,
-        sites: report::sites(&moving, grown, extras.sites),
-        clauses_removed: report::clauses_removed(bytes, &moving),
+        sites: placed_sites,
+        clauses_removed: images.clauses_removed,
         islands: report::islands(&moving),
         relocated,
         raised,

@@ -156,34 +156,63 @@ pub fn modes(insns: &[(u64, &[u8])]) -> Vec<Mode> {
 /// [`modes`] with the control flow of each instruction given (placement adds
 /// the long branches it recognised).
 pub fn modes_with(insns: &[(u64, &[u8])], flows: &[Flow]) -> Vec<Mode> {
-    let mut state = vec![Mode::Unset; insns.len()];
-    if insns.is_empty() {
+    modes_by(
+        insns.len(),
+        |i| (insns[i].1, flows.get(i).copied().unwrap_or(Flow::Next)),
+        |vaddr| insns.binary_search_by_key(&vaddr, |i| i.0).ok(),
+    )
+}
+
+/// The mode before each of `n` instructions, the first being the function's
+/// entry: `insn(i)` gives instruction `i`'s bytes and control flow,
+/// `index_of` the index of the instruction at an address (`None`: none
+/// starts there, or it lies outside the function). No list of the
+/// instructions is made.
+///
+/// A worklist from the entry: each instruction reached is evaluated in the
+/// mode before it, and the mode after it merged into its successors';
+/// those whose mode changed are evaluated again. A fall-through successor is
+/// evaluated next, without the list. The merge only moves a mode up
+/// (unset, known, unknown) and each instruction's effect does not depend on
+/// the order of evaluation, so the result is that of any order.
+pub fn modes_by<'a>(
+    n: usize,
+    insn: impl Fn(usize) -> (&'a [u8], Flow),
+    index_of: impl Fn(u64) -> Option<usize>,
+) -> Vec<Mode> {
+    let mut state = vec![Mode::Unset; n];
+    if n == 0 {
         return state;
     }
-    let index_of = |vaddr: u64| insns.binary_search_by_key(&vaddr, |i| i.0).ok();
+    // Merges `after` into the mode before `j`: whether it changed.
+    let merge = |state: &mut [Mode], j: usize, after: Mode| {
+        let merged = state[j].merge(after);
+        let changed = merged != state[j];
+        state[j] = merged;
+        changed
+    };
     state[0] = Mode::Known(0);
     let mut work = vec![0usize];
-    while let Some(i) = work.pop() {
-        let (_, bytes) = insns[i];
-        let after = transfer(bytes, state[i]);
-        let mut push = |j: Option<usize>, state: &mut Vec<Mode>| {
-            if let Some(j) = j {
-                let merged = state[j].merge(after);
-                if merged != state[j] {
-                    state[j] = merged;
+    while let Some(mut i) = work.pop() {
+        loop {
+            let (bytes, flow) = insn(i);
+            let after = transfer(bytes, state[i]);
+            let next = (i + 1 < n).then_some(i + 1);
+            let (taken, falls) = match flow {
+                Flow::Next => (None, next),
+                Flow::Jump(t) => (index_of(t), None),
+                Flow::Branch(t) => (index_of(t), next),
+                Flow::Stop => (None, None),
+            };
+            if let Some(j) = taken {
+                if merge(&mut state, j, after) {
                     work.push(j);
                 }
             }
-        };
-        let next = (i + 1 < insns.len()).then_some(i + 1);
-        match flows.get(i).copied().unwrap_or(Flow::Next) {
-            Flow::Next => push(next, &mut state),
-            Flow::Jump(t) => push(index_of(t), &mut state),
-            Flow::Branch(t) => {
-                push(next, &mut state);
-                push(index_of(t), &mut state);
+            match falls {
+                Some(j) if merge(&mut state, j, after) => i = j,
+                _ => break,
             }
-            Flow::Stop => {}
         }
     }
     state
@@ -220,5 +249,73 @@ mod tests {
         let imm = [0x01, 0x98, 0x80, 0xb9, 0x45, 0x23, 0x01, 0x00];
         let insns: Vec<(u64, &[u8])> = vec![(0, &imm), (8, &NOP)];
         assert_eq!(modes(&insns)[1], Mode::Known(0x12u8.rotate_right(2)));
+    }
+
+    /// The mode of every instruction reached, by sweeping all of them in
+    /// address order until nothing changes: what the worklist must agree
+    /// with, whatever order it evaluates in.
+    fn swept(insns: &[(u64, &[u8])]) -> Vec<Mode> {
+        let mut state = vec![Mode::Unset; insns.len()];
+        state[0] = Mode::Known(0);
+        let index_of = |t: u64| insns.iter().position(|i| i.0 == t);
+        loop {
+            let before = state.clone();
+            for (i, &(v, b)) in insns.iter().enumerate() {
+                if state[i] == Mode::Unset {
+                    continue;
+                }
+                let after = transfer(b, state[i]);
+                let w0 = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                let next = (i + 1 < insns.len()).then_some(i + 1);
+                let succ = match flow(v, w0) {
+                    Flow::Next => [next, None],
+                    Flow::Jump(t) => [index_of(t), None],
+                    Flow::Branch(t) => [next, index_of(t)],
+                    Flow::Stop => [None, None],
+                };
+                for j in succ.into_iter().flatten() {
+                    state[j] = state[j].merge(after);
+                }
+            }
+            if state == before {
+                return state;
+            }
+        }
+    }
+
+    #[test]
+    fn the_worklist_agrees_with_sweeping_to_a_fixed_point() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..300 {
+            let n = 2 + (next() % 40) as usize;
+            let code: Vec<[u8; 4]> = (0..n)
+                .map(|i| {
+                    let r = next();
+                    // A branch to any instruction (offset in dwords from the
+                    // next one), else a mode change, a stop or a nop.
+                    let to = ((r >> 8) % n as u64) as i64 - i as i64 - 1;
+                    let imm = (to as i16 as u16).to_le_bytes();
+                    match r % 8 {
+                        0 => [imm[0], imm[1], 0xa0, 0xbf],         // s_branch
+                        1 => [imm[0], imm[1], 0xa1, 0xbf],         // s_cbranch_scc0
+                        2 => [(r >> 16) as u8 & 3, 0, 0x86, 0xbf], // s_set_vgpr_msb
+                        3 => [0, 0, 0xb0, 0xbf],                   // s_endpgm
+                        _ => NOP,
+                    }
+                })
+                .collect();
+            let insns: Vec<(u64, &[u8])> = code
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (4 * i as u64, &c[..]))
+                .collect();
+            assert_eq!(modes(&insns), swept(&insns), "{code:02x?}");
+        }
     }
 }

@@ -17,25 +17,35 @@ pub(super) fn analyse(bytes: &[u8], m: &mut Moving) -> Result<Option<Vec<Mode>>,
         .insns
         .iter()
         .any(|i| vgpr_mode::may_change(w32(&bytes[i.at..])));
-    let modes = if changes_mode {
-        let list: Vec<(u64, &[u8])> = m
-            .insns
+    let modes = changes_mode.then(|| {
+        // The s_set_pc_i64 that ends a recognised computation jumps to its
+        // target (a long branch), by index; computations are in order.
+        let long: Vec<(usize, u64)> = m
+            .pcs
             .iter()
-            .map(|i| (i.vaddr, &bytes[i.at..i.at + i.len]))
+            .filter(|pc| {
+                let set = m.insns.get(pc.last + 1).map(|i| w32(&bytes[i.at..]));
+                set.and_then(fields::sop1).map(|s| s.op) == Some(sop1::S_SET_PC_I64)
+            })
+            .map(|pc| (pc.last + 1, pc.target))
             .collect();
-        let mut flows: Vec<Flow> = list
-            .iter()
-            .map(|&(v, b)| vgpr_mode::flow(v, w32(b)))
-            .collect();
-        for pc in &m.pcs {
-            let set = m.insns.get(pc.last + 1).map(|i| w32(&bytes[i.at..]));
-            if set.and_then(fields::sop1).map(|s| s.op) == Some(sop1::S_SET_PC_I64) {
-                flows[pc.last + 1] = Flow::Jump(pc.target);
-            }
-        }
-        Some(vgpr_mode::modes_with(&list, &flows))
-    } else {
-        None
-    };
+        let insns = &m.insns;
+        vgpr_mode::modes_by(
+            insns.len(),
+            |i| {
+                let insn = insns.at(i);
+                let code = &bytes[insn.at..insn.at + insn.len];
+                let flow = match vgpr_mode::flow(insn.vaddr, w32(code)) {
+                    // Only an s_set_pc_i64 (a stop) can be a long branch.
+                    Flow::Stop => long
+                        .binary_search_by_key(&i, |l| l.0)
+                        .map_or(Flow::Stop, |k| Flow::Jump(long[k].1)),
+                    flow => flow,
+                };
+                (code, flow)
+            },
+            |t| insns.index_of_vaddr(t).ok(),
+        )
+    });
     Ok(modes)
 }

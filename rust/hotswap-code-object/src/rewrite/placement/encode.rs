@@ -13,16 +13,25 @@ use crate::object::CodeObject;
 use crate::rewrite::vgpr_mode::{self, Flow};
 use crate::rewrite::{Patch, RewriteError};
 
-/// The bytes appended after the original end: zero padding to the region's
-/// page, then the images and the prefetch tail, in an allocation with room
-/// for `table_bytes` more and for the input (see [`super::Placement::tail`]).
+/// What [`images`] wrote.
+pub(super) struct Images {
+    /// The bytes appended after the original end: zero padding to the
+    /// region's page, then the images and the prefetch tail.
+    pub(super) code: Vec<u8>,
+    /// The `s_clause` instructions made `s_nop 0` (their window held a
+    /// replaced site).
+    pub(super) clauses_removed: usize,
+}
+
+/// The images of `moving` ([`Images`]), in an allocation with room for
+/// `table_bytes` more and for the input (see [`super::Placement::tail`]).
 pub(super) fn images(
     object: &CodeObject<'_>,
     fixes: &[Patch],
     moving: &[Moving],
     region: &Region,
     table_bytes: usize,
-) -> Result<Vec<u8>, RewriteError> {
+) -> Result<Images, RewriteError> {
     let bytes = object.bytes();
 
     // The tail starts with the zero padding up to the region's page; the
@@ -33,49 +42,67 @@ pub(super) fn images(
     let code_len = region.code_len;
     let mut out: Vec<u8> = Vec::with_capacity(bytes.len() + pad + code_len + table_bytes);
     out.resize(pad, 0);
+    let mut clauses_removed = 0;
     for m in moving {
         let start = pad + (m.new_vaddr - region.vaddr) as usize;
         while out.len() < start {
             out.extend_from_slice(&S_CODE_END);
         }
         let image_start = out.len();
-        image(&mut out, bytes, fixes, moving, m)?;
+        clauses_removed += image(&mut out, bytes, fixes, moving, m)?;
         // The literals of the computations, now that the image is written.
         literals(&mut out, moving, m, image_start)?;
     }
     while out.len() < pad + code_len {
         out.extend_from_slice(&S_CODE_END);
     }
-    Ok(out)
+    Ok(Images {
+        code: out,
+        clauses_removed,
+    })
 }
 
 /// Appends the image of `m`: each instruction copied with its same-size
 /// fixes (`fixes`, sorted by offset) or replaced by its emitter's code, its
 /// island entries, branches re-targeted, clauses over a replaced site made
-/// `s_nop 0`; a PC use the rewriter cannot follow refuses.
+/// `s_nop 0` (how many: the result); a PC use the rewriter cannot follow
+/// refuses.
 fn image(
     out: &mut Vec<u8>,
     bytes: &[u8],
     fixes: &[Patch],
     moving: &[Moving],
     m: &Moving,
-) -> Result<(), RewriteError> {
+) -> Result<usize, RewriteError> {
     let image_start = out.len();
+    let mut clauses_removed = 0;
     let mut island = 0usize;
     // The replacements in index order, met as the instructions are.
     let mut replacements = m.replacements.iter().peekable();
+    // Instructions come in order: their shifts and their same-size fixes
+    // (sorted by offset) are followed, not searched for.
+    let mut shifts = m.shifts.cursor();
+    let mut fix = fixes.partition_point(|p| p.file_offset < m.insns.at as u64);
     for (i, insn) in m.insns.iter().enumerate() {
-        let new_vaddr = m.new_vaddr + m.new_off(i);
-        emit_islands(out, m, &mut island, i, new_vaddr)?;
+        let new_vaddr = m.new_vaddr + (insn.vaddr - m.insns.vaddr) + shifts.at(i);
+        // Islands are few: asked only where one is.
+        if m.islands.points.get(island).is_some_and(|p| p.0 == i) {
+            emit_islands(out, m, &mut island, i, new_vaddr)?;
+        }
         if let Some((_, code)) = replacements.next_if(|s| s.0 == i) {
             out.extend_from_slice(code);
             continue;
         }
         let here = out.len();
         out.extend_from_slice(&bytes[insn.at..insn.at + insn.len]);
-        // The same-size fixes of this instruction (patches are sorted).
-        let first = fixes.partition_point(|p| p.file_offset < insn.at as u64);
-        for p in fixes[first..]
+        // The same-size fixes of this instruction: those starting in it.
+        while fixes
+            .get(fix)
+            .is_some_and(|p| p.file_offset < insn.at as u64)
+        {
+            fix += 1;
+        }
+        for p in fixes[fix..]
             .iter()
             .take_while(|p| p.file_offset < (insn.at + insn.len) as u64)
         {
@@ -109,6 +136,7 @@ fn image(
         if let Some(n) = fields::clause_window(w0) {
             if (i + 1..=i + n).any(|j| m.replacements.contains_key(j)) {
                 out[here..here + 4].copy_from_slice(&S_NOP_0);
+                clauses_removed += 1;
             }
         }
         // PC-dependent instructions (the computations' literals are
@@ -118,7 +146,7 @@ fn image(
     let end = m.new_vaddr + m.image_len;
     emit_islands(out, m, &mut island, m.insns.len(), end)?;
     debug_assert_eq!((out.len() - image_start) as u64, m.image_len);
-    Ok(())
+    Ok(clauses_removed)
 }
 
 /// Refuses a PC use at instruction `i` of `m` (first dword `w0`): an

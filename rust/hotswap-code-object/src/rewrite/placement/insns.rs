@@ -145,6 +145,87 @@ impl Insns {
     }
 }
 
+/// The instruction boundaries of the functions that may move, recorded as
+/// the analysis decodes them ([`gfx1250::analyze_object_with`]), so that
+/// the plan does not decode them a second time ([`walk`] gives the same
+/// boundaries): a function is kept when its walk was complete and `keep`
+/// says it may move.
+pub(crate) struct Walked {
+    keep: fn(&gfx1250::Function) -> bool,
+    /// The boundaries of the function being walked (its allocation reused
+    /// from one function to the next), and whether they are held so far.
+    current: Insns,
+    held: bool,
+    /// (vaddr, size, boundaries) of each function kept, in walk order
+    /// (address order).
+    kept: Vec<(u64, u64, Insns)>,
+}
+
+impl Walked {
+    pub(crate) fn new(keep: fn(&gfx1250::Function) -> bool) -> Self {
+        Walked {
+            keep,
+            current: Insns::default(),
+            held: false,
+            kept: Vec::new(),
+        }
+    }
+
+    /// The boundaries of the function at `vaddr` of `size` bytes, if kept.
+    pub(super) fn take(&mut self, vaddr: u64, size: u64) -> Option<Insns> {
+        let first = self.kept.partition_point(|k| k.0 < vaddr);
+        let k = self.kept[first..]
+            .iter()
+            .take_while(|k| k.0 == vaddr)
+            .position(|k| k.1 == size)?;
+        Some(std::mem::take(&mut self.kept[first + k].2))
+    }
+}
+
+impl gfx1250::WalkObserver for Walked {
+    fn function_start(&mut self, vaddr: u64, file_offset: Option<u64>) {
+        self.current.vaddr = vaddr;
+        self.current.bases.clear();
+        self.current.rel.clear();
+        match file_offset.and_then(|o| usize::try_from(o).ok()) {
+            Some(at) => {
+                self.current.at = at;
+                self.held = true;
+            }
+            None => self.held = false,
+        }
+    }
+
+    #[inline]
+    fn instruction(&mut self, offset: u64) {
+        if self.held {
+            self.held = u32::try_from(offset).is_ok_and(|o| self.current.push(o));
+        }
+    }
+
+    fn function_end(&mut self, function: &gfx1250::Function, end: u64) {
+        // As `walk`: offsets past the size by at most one instruction fit
+        // in the u32s; an empty or incomplete walk is not kept.
+        let keep = self.held
+            && !function.incomplete
+            && !self.current.rel.is_empty()
+            && function.size <= u64::from(u32::MAX) - 64
+            && (self.keep)(function)
+            && self.current.push(end as u32);
+        if keep {
+            // Copies of exactly their length, held until the image is written.
+            let insns = Insns {
+                vaddr: self.current.vaddr,
+                at: self.current.at,
+                bases: self.current.bases.clone(),
+                rel: self.current.rel.clone(),
+            };
+            self.kept.push((function.vaddr, function.size, insns));
+        }
+        self.held = false;
+    }
+}
+
 /// The instructions that start in `[vaddr, vaddr + size)`.
 pub(super) fn walk(
     bytes: &[u8],

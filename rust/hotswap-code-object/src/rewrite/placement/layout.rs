@@ -42,6 +42,39 @@ impl Shifts {
         let k = self.steps.partition_point(|s| s.0 as usize <= i);
         k.checked_sub(1).map_or(0, |k| self.steps[k].1)
     }
+
+    /// [`Shifts::at`] for indices met in increasing order (the encoder's
+    /// walk), a step at a time instead of a search per instruction.
+    pub(super) fn cursor(&self) -> ShiftCursor<'_> {
+        ShiftCursor {
+            steps: &self.steps,
+            next: 0,
+            shift: 0,
+        }
+    }
+}
+
+/// See [`Shifts::cursor`].
+pub(super) struct ShiftCursor<'a> {
+    steps: &'a [(u32, u64)],
+    /// The first step not yet reached.
+    next: usize,
+    /// The total growth of the steps reached.
+    shift: u64,
+}
+
+impl ShiftCursor<'_> {
+    /// [`Shifts::at`]`(i)`; `i` at or after the last index asked.
+    pub(super) fn at(&mut self, i: usize) -> u64 {
+        while let Some(&(first, total)) = self.steps.get(self.next) {
+            if first as usize > i {
+                break;
+            }
+            self.shift = total;
+            self.next += 1;
+        }
+        self.shift
+    }
 }
 /// A branch immediate from `from` (the branch's address) to `to`.
 pub(super) fn branch_imm(from: u64, to: u64) -> Option<u16> {

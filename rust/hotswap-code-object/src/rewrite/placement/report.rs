@@ -1,12 +1,11 @@
 //! Report: what placement tells the caller, read off the laid-out
-//! functions: where each site's replacement went, the clauses removed, the
-//! branch islands.
+//! functions: where each site's replacement went, the branch islands (the
+//! clauses removed are counted by the encoder, which removes them).
 
 use std::sync::Arc;
 
 use super::moving::{map_target, Moving};
-use super::{refuse, w32, BranchIsland, PlacedSite};
-use crate::gfx1250::fields;
+use super::{refuse, BranchIsland, PlacedSite};
 use crate::rewrite::emit::Taken;
 use crate::rewrite::{Relocated, RewriteError, SiteInfo};
 
@@ -33,24 +32,6 @@ pub(super) fn sites(
             }
         })
         .collect()
-}
-
-/// The `s_clause` instructions of moved code whose window holds a replaced
-/// site (the encoder made each `s_nop 0`).
-pub(super) fn clauses_removed(bytes: &[u8], moving: &[Moving]) -> usize {
-    moving
-        .iter()
-        .map(|m| {
-            m.insns
-                .iter()
-                .enumerate()
-                .filter(|&(i, insn)| {
-                    fields::clause_window(w32(&bytes[insn.at..]))
-                        .is_some_and(|n| (i + 1..=i + n).any(|j| m.replacements.contains_key(j)))
-                })
-                .count()
-        })
-        .sum()
 }
 
 /// Every branch island entry, in address order.

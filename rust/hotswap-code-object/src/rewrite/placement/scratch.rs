@@ -40,10 +40,57 @@ pub(super) fn analyse<'a>(
     ))
 }
 
+/// The kernels that reach each function through direct calls, from the
+/// liveness's per-kernel lists, and those with an indirect call on their
+/// paths: made once per object. Asked per site, a scan of every kernel's
+/// list was quadratic in the kernels of a large object (a fifth of the
+/// time of the synthetic GEMM object).
+pub(super) struct Reaching {
+    /// Per function (index in the liveness's functions), the kernels whose
+    /// direct calls reach it, ascending.
+    direct: Vec<Vec<usize>>,
+    /// The kernels that make an indirect call somewhere, ascending.
+    indirect: Vec<usize>,
+}
+
+impl Reaching {
+    pub(super) fn new(liveness: &ObjectLiveness<'_>) -> Self {
+        let mut direct: Vec<Vec<usize>> = vec![Vec::new(); liveness.functions.len()];
+        let mut indirect = Vec::new();
+        for (k, kernel) in liveness.kernels.iter().enumerate() {
+            for &f in &kernel.reaches {
+                if let Some(list) = direct.get_mut(f) {
+                    if list.last() != Some(&k) {
+                        list.push(k);
+                    }
+                }
+            }
+            if kernel.reaches_indirect {
+                indirect.push(k);
+            }
+        }
+        Reaching { direct, indirect }
+    }
+
+    /// The kernels that reach `function` (`is_kernel`: whether it is a
+    /// kernel's entry, which no indirect call reaches), ascending.
+    fn of(&self, function: usize, is_kernel: bool) -> Vec<usize> {
+        let mut out = self.direct.get(function).cloned().unwrap_or_default();
+        if !is_kernel {
+            out.extend_from_slice(&self.indirect);
+            out.sort_unstable();
+            out.dedup();
+        }
+        out
+    }
+}
+
 /// The provider of one site.
 pub(super) struct FromLiveness<'l, 'a> {
     /// The object's liveness.
     pub liveness: &'l ObjectLiveness<'a>,
+    /// The kernels reaching each of its functions.
+    pub reaching: &'l Reaching,
     /// The site's function in it.
     pub function: Option<usize>,
     /// The site.
@@ -60,12 +107,7 @@ impl FromLiveness<'_, '_> {
     /// when no kernel of the object reaches it or a descriptor is unreadable.
     fn vgpr_allocation(&self, function: usize) -> Option<(Vec<usize>, u16)> {
         let is_kernel = self.liveness.functions.get(function)?.is_kernel;
-        let reaching: Vec<usize> = (0..self.liveness.kernels.len())
-            .filter(|&k| {
-                let kernel = &self.liveness.kernels[k];
-                kernel.reaches.contains(&function) || (kernel.reaches_indirect && !is_kernel)
-            })
-            .collect();
+        let reaching = self.reaching.of(function, is_kernel);
         let mut least = u16::MAX;
         for &k in &reaching {
             least = least.min(self.liveness.kernels[k].allocated_vgprs?);

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::insns::walk;
+use super::insns::{walk, Walked};
 use super::layout::{PlacedIslands, Shifts};
 use super::moving::{Moving, Replacements};
 use super::refuse;
@@ -12,12 +12,14 @@ use crate::gfx1250::{Analysis, FunctionKind};
 use crate::object::CodeObject;
 use crate::rewrite::{RewriteError, SiteInfo};
 
-/// The functions that hold a site of `sites` (in address order), walked, in
-/// address order, each marked whether a kernel descriptor enters it.
+/// The functions that hold a site of `sites` (in address order), walked (by
+/// the analysis when `walked` kept their boundaries), in address order, each
+/// marked whether a kernel descriptor enters it.
 pub(super) fn moving_functions(
     object: &CodeObject<'_>,
     analysis: &Analysis,
     sites: &[SiteInfo],
+    mut walked: Walked,
 ) -> Result<Vec<Moving>, RewriteError> {
     let bytes = object.bytes();
     let map = object.address_map();
@@ -56,7 +58,10 @@ pub(super) fn moving_functions(
                 f.name
             )));
         }
-        let insns = walk(bytes, map, &f.name, f.vaddr, f.size)?;
+        let insns = match walked.take(f.vaddr, f.size) {
+            Some(insns) => insns,
+            None => walk(bytes, map, &f.name, f.vaddr, f.size)?,
+        };
         moving.push(Moving {
             name: Arc::from(f.name.as_str()),
             kernel_only: f.kind == FunctionKind::KernelEntry,
