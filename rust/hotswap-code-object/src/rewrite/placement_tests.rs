@@ -641,6 +641,66 @@ fn the_fuzz_finding_whose_output_could_not_be_read_again_is_refused() {
     }
 }
 
+#[test]
+fn a_split_scaled_f4_wmma_with_a_stale_scale_src2_gives_a_fixed_point() {
+    // fuzz/rewrite inputs (first byte: options, here allow_partial and
+    // clauses replaced), mutants of the WMMA corpus's edge.co and the
+    // analyzer's a0_sites.co found by `native_rewrite mutate`: a bit flip
+    // in the LD_SCALE prefix of a `v_wmma_scale_f32_32x16x128_f4` made its
+    // scale_src2 field other than 0x100, so the instruction is a site of
+    // wmma_f4 (split along M, growth) and of wmma_scale (same size). The
+    // M split copied the stale field into both halves, and rewriting the
+    // grown output fixed those two `wmma_scale` sites in the image.
+    for (data, vaddr) in [
+        (
+            &include_bytes!(
+                "../../data/fuzz-findings/rewrite-split-scaled-f4-stale-scale-src2.edge.bin"
+            )[..],
+            0x167c,
+        ),
+        (
+            &include_bytes!(
+                "../../data/fuzz-findings/rewrite-split-scaled-f4-stale-scale-src2.a0_sites.bin"
+            )[..],
+            0x1778,
+        ),
+    ] {
+        let (&flags, object) = data.split_first().unwrap();
+        let options = crate::rewrite::Options {
+            allow_partial: flags & 1 == 1,
+            clauses: if flags & 2 == 2 {
+                crate::rewrite::ClausePolicy::ReplaceWithNop
+            } else {
+                crate::rewrite::ClausePolicy::Keep
+            },
+        };
+        let once = rewrite_b0_to_a0(object, &options).expect("rewritten, partly");
+        let at = |class| move |s: &SiteInfo| s.vaddr == vaddr && s.class == class;
+        assert!(once.report.fixed.iter().any(at(A0Class::WmmaScale)));
+        let split = once
+            .report
+            .grown
+            .iter()
+            .find(|g| at(A0Class::WmmaF4)(&g.site))
+            .expect("the site is split along M");
+        // Both halves in their A0 form: each a block-32 scaled WMMA whose
+        // scale_src2 is 0x100.
+        let halves = image(&once.bytes, split.new_vaddr, split.new_len as usize);
+        let sites = crate::gfx1250::sites_in(halves, split.new_vaddr);
+        let scaled: Vec<_> = sites
+            .iter()
+            .filter(|s| s.class == A0Class::WmmaScale)
+            .collect();
+        assert_eq!(scaled.len(), 2, "{sites:?}");
+        assert!(scaled.iter().all(|s| !s.needs_change), "{sites:?}");
+        // A fixed point: nothing is fixed again, no byte changes.
+        let again = rewrite_b0_to_a0(&once.bytes, &options).expect("rewrites again");
+        assert!(again.report.fixed.is_empty(), "{:?}", again.report.fixed);
+        assert!(again.report.grown.is_empty());
+        assert_eq!(again.bytes, once.bytes);
+    }
+}
+
 /// Writes `value` into field `at` (bytes) of program header `index`.
 fn set_segment_field(object: &mut [u8], index: usize, at: usize, value: &[u8]) {
     let phoff = u64::from_le_bytes(object[32..40].try_into().unwrap()) as usize;
