@@ -554,6 +554,68 @@ fn an_allocated_symbol_table_or_string_table_refuses() {
 }
 
 #[test]
+fn a_section_name_past_the_section_names_refuses() {
+    // The offset where the copied names put the marker's name: in the input
+    // the section (.text) has no name; in the output it would be the first
+    // section named like the marker, which hid the real one, and the output
+    // grew again (refused there as a clash).
+    let mut input = Obj::functions(&[("k", around(&DS2))]).build();
+    let names = b"\0.note\0.text\0.symtab\0.strtab\0.shstrtab\0".len();
+    let marker = names + placement::TEXT_SECTION.len() + 1;
+    set_section_field(&mut input, 1, 0, &(marker as u32).to_le_bytes());
+    let why = refused_or_fixed_point(&input).expect("refused");
+    assert!(
+        why.contains("section 1's name") && why.contains("past the end of the section names"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_symbol_name_past_its_strings_refuses() {
+    // Symbol 1 (k) named at the end of .strtab: nothing in the input, the
+    // image's symbol `k.a0` in the copy.
+    let mut input = Obj::functions(&[("k", around(&DS2))]).build();
+    let strings = b"\0k\0".len() as u32;
+    let shoff = u64::from_le_bytes(input[40..48].try_into().unwrap()) as usize;
+    let symtab_at = u64::from_le_bytes(
+        input[shoff + SYMTAB * 64 + 24..shoff + SYMTAB * 64 + 32]
+            .try_into()
+            .unwrap(),
+    ) as usize;
+    input[symtab_at + 24..symtab_at + 28].copy_from_slice(&strings.to_le_bytes());
+    let why = refused_or_fixed_point(&input).expect("refused");
+    assert!(why.contains("symbol 1 of .symtab"), "{why}");
+}
+
+#[test]
+fn the_fuzz_finding_whose_section_became_the_marker_is_refused() {
+    // A mutant of tests/native's refused.wmma_f4.co (default options; found
+    // by `native_rewrite mutate`): its AMDGPU note section's name offset,
+    // past the end of .shstrtab, named `.note.hotswap.moved` in the grown
+    // output; a second rewrite read that section as the marker, found none,
+    // took the image's WMMA sites for unfixed ones and refused the clash.
+    let data = include_bytes!(
+        "../../data/fuzz-findings/rewrite-section-name-past-the-names-becomes-the-marker.bin"
+    );
+    let (&flags, object) = data.split_first().unwrap();
+    assert_eq!(flags, 0);
+    match rewrite_b0_to_a0(object, &default()) {
+        Err(e @ RewriteError::Growth(_)) => {
+            let e = e.to_string();
+            assert!(e.contains("past the end of the section names"), "{e}");
+        }
+        Err(e) => panic!("expected a growth refusal, got {e}"),
+        Ok(once) => {
+            let again = rewrite_b0_to_a0(&once.bytes, &default());
+            panic!(
+                "grown; rewriting the output again: {:?}",
+                again.map(|r| r.bytes == once.bytes)
+            );
+        }
+    }
+}
+
+#[test]
 fn an_object_with_a_corrupt_marker_is_refused_rather_than_grown_twice() {
     // A grown object whose marker cannot be read (here: another version):
     // its original copy's sites look reachable again, and a second growth
