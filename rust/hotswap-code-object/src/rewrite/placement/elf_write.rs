@@ -83,7 +83,9 @@ pub(super) fn check_tables(
         let name = at.and_then(|at| elf::u32_at(bytes, at)).unwrap_or(u32::MAX);
         if name as usize >= name_table {
             return Err(refuse(format!(
-                "section {}'s name (offset {name:#x}) lies past the end of the section names                  (section {}, {name_table:#x} bytes): in the copy it would name a section the                  growth adds",
+                "section {}'s name (offset {name:#x}) lies past the end of the section names \
+                 (section {}, {name_table:#x} bytes): in the copy it would name a section the \
+                 growth adds",
                 s.index, names.index
             )));
         }
@@ -94,7 +96,9 @@ pub(super) fn check_tables(
         let name = elf::u32_at(entry, 0).unwrap_or(u32::MAX);
         if name as usize >= string_table {
             return Err(refuse(format!(
-                "symbol {i} of .symtab (section {}) has a name (offset {name:#x}) past the end of                  its strings (section {}, {string_table:#x} bytes): in the copy it would name a                  moved function's image",
+                "symbol {i} of .symtab (section {}) has a name (offset {name:#x}) past the end of \
+                 its strings (section {}, {string_table:#x} bytes): in the copy it would name a \
+                 moved function's image",
                 symtab.index, strings.index
             )));
         }
