@@ -15,7 +15,8 @@
 //!     files: never a panic; on success the output keeps the size, differs only
 //!     in executable sections and the metadata note, and is a fixed point (a
 //!     grown output: larger, functions moved, a fixed point).
-//!     Exit 1 on a violation.
+//!     Exit 1 on a violation. With NATIVE_REWRITE_KEEP=DIR, each violating
+//!     mutant is written there as an input of the `rewrite` fuzz target.
 //! native_rewrite bench ROUNDS FILE...
 //!     throughput of the rewrite (plan + copy) over every gfx1250 object in
 //!     the files, against the analysis alone, in one run. Prints figures.
@@ -303,17 +304,19 @@ fn mutate(args: &[String]) -> Result<ExitCode, String> {
             for object in &found.objects {
                 for options in [Options::default(), partial] {
                     tried += 1;
-                    match std::panic::catch_unwind(|| check(&object.bytes, &options)) {
-                        Ok(Ok(changed)) => rewritten += usize::from(changed),
-                        Ok(Err(e)) => {
-                            failures += 1;
-                            println!("FAIL: {file}: round {round}: {e}");
+                    let failure = match std::panic::catch_unwind(|| check(&object.bytes, &options))
+                    {
+                        Ok(Ok(changed)) => {
+                            rewritten += usize::from(changed);
+                            continue;
                         }
-                        Err(_) => {
-                            failures += 1;
-                            println!("FAIL: {file}: round {round}: panic");
-                        }
-                    }
+                        Ok(Err(e)) => e,
+                        Err(_) => "panic".to_owned(),
+                    };
+                    failures += 1;
+                    let flags = fuzz_flags(&options);
+                    println!("FAIL: {file}: round {round}: options {flags:#x}: {failure}");
+                    keep_finding(file, round, flags, &object.bytes)?;
                 }
             }
         }
@@ -328,6 +331,31 @@ fn mutate(args: &[String]) -> Result<ExitCode, String> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The option byte of the `rewrite` fuzz target for `options` (bit 0
+/// `allow_partial`, bit 1 clauses replaced by `s_nop 0`).
+fn fuzz_flags(options: &Options) -> u8 {
+    u8::from(options.allow_partial) | u8::from(options.clauses == ClausePolicy::ReplaceWithNop) << 1
+}
+
+/// With `NATIVE_REWRITE_KEEP=DIR`: writes a failing mutant as an input of
+/// the `rewrite` fuzz target (its option byte, then the object) to
+/// `DIR/<file stem>-r<round>-o<flags>.bin`, to be kept as a fixture.
+fn keep_finding(file: &str, round: usize, flags: u8, object: &[u8]) -> Result<(), String> {
+    let Some(dir) = std::env::var_os("NATIVE_REWRITE_KEEP") else {
+        return Ok(());
+    };
+    let stem = std::path::Path::new(file)
+        .file_stem()
+        .map_or_else(|| "object".into(), |s| s.to_string_lossy());
+    let path = std::path::Path::new(&dir).join(format!("{stem}-r{round}-o{flags}.bin"));
+    let mut input = Vec::with_capacity(object.len() + 1);
+    input.push(flags);
+    input.extend_from_slice(object);
+    std::fs::write(&path, input).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("  kept as {}", path.display());
+    Ok(())
 }
 
 fn bench(args: &[String]) -> Result<ExitCode, String> {

@@ -349,6 +349,22 @@ pub fn instructions(
     })
 }
 
+/// The sites of `code`, a straight run of instructions (an emitter's
+/// replacement) whose first byte is at `vaddr`, classified as in a function
+/// of exactly these bytes (offsets: from `code`'s start). The walk stops at
+/// the first encoding that cannot be sized.
+pub fn sites_in(code: &[u8], vaddr: u64) -> Vec<Site> {
+    let mut sites = Vec::new();
+    let size = code.len() as u64;
+    for insn in instructions(code, vaddr).map_while(Result::ok) {
+        let at = insn.vaddr.wrapping_sub(vaddr);
+        if may_be_a_site(insn.decoded, insn.bytes) {
+            classify(&insn, at, code, at, size, &mut sites);
+        }
+    }
+    sites
+}
+
 /// Analyses a gfx1250 / gfx12.5 code object (a bare ELF; see
 /// [`crate::container`] for bundles and host binaries). Other processors give
 /// [`AnalyzeError::NotGfx125`]; an object that is not an AMDGPU code object

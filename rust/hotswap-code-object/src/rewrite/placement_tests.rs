@@ -554,6 +554,68 @@ fn an_allocated_symbol_table_or_string_table_refuses() {
 }
 
 #[test]
+fn a_section_name_past_the_section_names_refuses() {
+    // The offset where the copied names put the marker's name: in the input
+    // the section (.text) has no name; in the output it would be the first
+    // section named like the marker, which hid the real one, and the output
+    // grew again (refused there as a clash).
+    let mut input = Obj::functions(&[("k", around(&DS2))]).build();
+    let names = b"\0.note\0.text\0.symtab\0.strtab\0.shstrtab\0".len();
+    let marker = names + placement::TEXT_SECTION.len() + 1;
+    set_section_field(&mut input, 1, 0, &(marker as u32).to_le_bytes());
+    let why = refused_or_fixed_point(&input).expect("refused");
+    assert!(
+        why.contains("section 1's name") && why.contains("past the end of the section names"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_symbol_name_past_its_strings_refuses() {
+    // Symbol 1 (k) named at the end of .strtab: nothing in the input, the
+    // image's symbol `k.a0` in the copy.
+    let mut input = Obj::functions(&[("k", around(&DS2))]).build();
+    let strings = b"\0k\0".len() as u32;
+    let shoff = u64::from_le_bytes(input[40..48].try_into().unwrap()) as usize;
+    let symtab_at = u64::from_le_bytes(
+        input[shoff + SYMTAB * 64 + 24..shoff + SYMTAB * 64 + 32]
+            .try_into()
+            .unwrap(),
+    ) as usize;
+    input[symtab_at + 24..symtab_at + 28].copy_from_slice(&strings.to_le_bytes());
+    let why = refused_or_fixed_point(&input).expect("refused");
+    assert!(why.contains("symbol 1 of .symtab"), "{why}");
+}
+
+#[test]
+fn the_fuzz_finding_whose_section_became_the_marker_is_refused() {
+    // A mutant of tests/native's refused.wmma_f4.co (default options; found
+    // by `native_rewrite mutate`): its AMDGPU note section's name offset,
+    // past the end of .shstrtab, named `.note.hotswap.moved` in the grown
+    // output; a second rewrite read that section as the marker, found none,
+    // took the image's WMMA sites for unfixed ones and refused the clash.
+    let data = include_bytes!(
+        "../../data/fuzz-findings/rewrite-section-name-past-the-names-becomes-the-marker.bin"
+    );
+    let (&flags, object) = data.split_first().unwrap();
+    assert_eq!(flags, 0);
+    match rewrite_b0_to_a0(object, &default()) {
+        Err(e @ RewriteError::Growth(_)) => {
+            let e = e.to_string();
+            assert!(e.contains("past the end of the section names"), "{e}");
+        }
+        Err(e) => panic!("expected a growth refusal, got {e}"),
+        Ok(once) => {
+            let again = rewrite_b0_to_a0(&once.bytes, &default());
+            panic!(
+                "grown; rewriting the output again: {:?}",
+                again.map(|r| r.bytes == once.bytes)
+            );
+        }
+    }
+}
+
+#[test]
 fn an_object_with_a_corrupt_marker_is_refused_rather_than_grown_twice() {
     // A grown object whose marker cannot be read (here: another version):
     // its original copy's sites look reachable again, and a second growth
@@ -638,6 +700,66 @@ fn the_fuzz_finding_whose_output_could_not_be_read_again_is_refused() {
                 again.map(|r| r.bytes == once.bytes)
             );
         }
+    }
+}
+
+#[test]
+fn a_split_scaled_f4_wmma_with_a_stale_scale_src2_gives_a_fixed_point() {
+    // fuzz/rewrite inputs (first byte: options, here allow_partial and
+    // clauses replaced), mutants of the WMMA corpus's edge.co and the
+    // analyzer's a0_sites.co found by `native_rewrite mutate`: a bit flip
+    // in the LD_SCALE prefix of a `v_wmma_scale_f32_32x16x128_f4` made its
+    // scale_src2 field other than 0x100, so the instruction is a site of
+    // wmma_f4 (split along M, growth) and of wmma_scale (same size). The
+    // M split copied the stale field into both halves, and rewriting the
+    // grown output fixed those two `wmma_scale` sites in the image.
+    for (data, vaddr) in [
+        (
+            &include_bytes!(
+                "../../data/fuzz-findings/rewrite-split-scaled-f4-stale-scale-src2.edge.bin"
+            )[..],
+            0x167c,
+        ),
+        (
+            &include_bytes!(
+                "../../data/fuzz-findings/rewrite-split-scaled-f4-stale-scale-src2.a0_sites.bin"
+            )[..],
+            0x1778,
+        ),
+    ] {
+        let (&flags, object) = data.split_first().unwrap();
+        let options = crate::rewrite::Options {
+            allow_partial: flags & 1 == 1,
+            clauses: if flags & 2 == 2 {
+                crate::rewrite::ClausePolicy::ReplaceWithNop
+            } else {
+                crate::rewrite::ClausePolicy::Keep
+            },
+        };
+        let once = rewrite_b0_to_a0(object, &options).expect("rewritten, partly");
+        let at = |class| move |s: &SiteInfo| s.vaddr == vaddr && s.class == class;
+        assert!(once.report.fixed.iter().any(at(A0Class::WmmaScale)));
+        let split = once
+            .report
+            .grown
+            .iter()
+            .find(|g| at(A0Class::WmmaF4)(&g.site))
+            .expect("the site is split along M");
+        // Both halves in their A0 form: each a block-32 scaled WMMA whose
+        // scale_src2 is 0x100.
+        let halves = image(&once.bytes, split.new_vaddr, split.new_len as usize);
+        let sites = crate::gfx1250::sites_in(halves, split.new_vaddr);
+        let scaled: Vec<_> = sites
+            .iter()
+            .filter(|s| s.class == A0Class::WmmaScale)
+            .collect();
+        assert_eq!(scaled.len(), 2, "{sites:?}");
+        assert!(scaled.iter().all(|s| !s.needs_change), "{sites:?}");
+        // A fixed point: nothing is fixed again, no byte changes.
+        let again = rewrite_b0_to_a0(&once.bytes, &options).expect("rewrites again");
+        assert!(again.report.fixed.is_empty(), "{:?}", again.report.fixed);
+        assert!(again.report.grown.is_empty());
+        assert_eq!(again.bytes, once.bytes);
     }
 }
 

@@ -31,7 +31,9 @@
 //! lanes 0–15 of scale_src0 and that of rows 16..31 in lanes 16–31, so the
 //! upper half selects them with `matrix_a_scale:MATRIX_SCALE_ROW1` (COMGR,
 //! PR #3691); B's scale (both halves use all of B) is unchanged, and so are
-//! the scale formats; the reuse hints are cleared. A prefix that already
+//! the scale formats; the reuse hints are cleared; each half's unused
+//! `scale_src2` is 0x100, its A0 form (a site whose field is not is also a
+//! `wmma_scale` site, fixed this way). A prefix that already
 //! selects ROW1 for A is refused (what it means for 32 rows is not known
 //! here), as is a destination over a scale register the second half reads.
 //!
@@ -53,8 +55,8 @@
 //! and the scratch block none of the 32-row operands.
 
 use super::wmma_fields::{
-    emit as emit_ops, full, in_range, overlaps, overlaps_src, set_vgpr_msb, source, Src, Vop3p,
-    Wmma, SLOT_DST, SLOT_SRC0, SLOT_SRC1, SLOT_SRC2,
+    emit as emit_ops, full, in_range, overlaps, overlaps_src, scale_src2_vgpr0, set_vgpr_msb,
+    source, Src, Vop3p, Wmma, SLOT_DST, SLOT_SRC0, SLOT_SRC1, SLOT_SRC2,
 };
 use super::wmma_k128::WAR_NOPS;
 use super::wmma_scale16;
@@ -240,10 +242,11 @@ pub fn split(bytes: &[u8], mode: u8) -> Result<Expansion, Reason> {
         w1,
         dst: d + h,
         src: [Src::Vgpr(a + h), Src::Vgpr(b), ops.c_half(h)],
-        // Reuse hints cleared; the upper rows' A scales from lanes 16-31.
+        // Reuse hints cleared; the upper rows' A scales from lanes 16-31;
+        // scale_src2 in its A0 form (the site's own may not be).
         prefix: prefix.map(|p| {
             let row = if h == 8 { A_SCALE_ROW1 } else { 0 };
-            [(p.w0 & !(3 << 13)) | row, p.w1]
+            [(p.w0 & !(3 << 13)) | row, scale_src2_vgpr0(p.w1)]
         }),
     };
     let halves = if swapped {
@@ -660,6 +663,13 @@ mod tests {
                 0x08, 0x60, 0x33, 0xcc, 0x18, 0x41, 0xc2, 0x04,
             ]
         );
+        // A stale scale_src2 (bits [58:50] of the prefix: here 0x108, byte
+        // 6's bit 5 set, as a fuzz mutant had it; the site is then also a
+        // wmma_scale site): both halves get the A0 form 0x100, the same
+        // bytes as above, so rewriting the output finds nothing to fix.
+        let mut stale = orig;
+        stale[6] |= 0x20;
+        assert_eq!(split(&stale, 0).unwrap().bytes, e.bytes);
         // A scale already on ROW1: refused.
         let mut row1 = orig;
         row1[1] = 0x08;

@@ -81,6 +81,16 @@ pub struct Wmma {
     pub prefix: Option<[u32; 2]>,
 }
 
+/// The LD_SCALE prefix's second dword `w1` with its unused `scale_src2`
+/// field (\[26:18\], bits \[58:50\] of the prefix) set to 0x100 (VGPR0):
+/// the A0 form of a block-32 scaled WMMA (class `wmma_scale`, same size).
+/// Every scaled WMMA an emitter writes is in that form whatever the site's
+/// field held, or rewriting the output would find it to fix (the output
+/// would be no fixed point).
+pub fn scale_src2_vgpr0(w1: u32) -> u32 {
+    (w1 & !(0x1ff << 18)) | 0x100 << 18
+}
+
 /// The full register number of VGPR field `field` (8 bits) in `slot` under
 /// `mode`.
 pub fn full(field: u32, mode: u8, slot: u32) -> u32 {

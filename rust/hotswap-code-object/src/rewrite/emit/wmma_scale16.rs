@@ -45,9 +45,13 @@
 //! WMMA's src0 name it through `s_set_vgpr_msb`, set around them and restored
 //! after). The destination must not overlap A, B or the scale registers,
 //! which the second pass reads again.
+//!
+//! Each block-32 scaled WMMA is written in its A0 form, its unused
+//! `scale_src2` 0x100 whatever the site's own field held.
 
 use super::wmma_fields::{
-    full, in_range, overlaps, set_vgpr_msb, Src, Vop3p, SLOT_DST, SLOT_SRC0, SLOT_SRC1, SLOT_SRC2,
+    full, in_range, overlaps, scale_src2_vgpr0, set_vgpr_msb, Src, Vop3p, SLOT_DST, SLOT_SRC0,
+    SLOT_SRC1, SLOT_SRC2,
 };
 use super::{Expansion, Reason, Rounding};
 
@@ -334,7 +338,7 @@ pub fn split_at(bytes: &[u8], mode: u8, scales: u32, t: u32) -> Result<Expansion
         slots.extend(c_op.map(|c| (SLOT_SRC2, c)));
         out.banks(&slots);
         let p0 = (prefix.w0 & !(0xff << 16) & !(3 << 13)) | LD_SCALE << 16;
-        let p1 = (prefix.w1 & !0x3ffff) | (0x100 | s_a) | (0x100 | s_b) << 9;
+        let p1 = (scale_src2_vgpr0(prefix.w1) & !0x3ffff) | (0x100 | s_a) | (0x100 | s_b) << 9;
         let c_field = c_op.map_or(c_field, |c| 0x100 | (c & 0xff));
         let w0 = (wmma.w0 & !0xff & !(1 << 10)) | w0_mods | (d & 0xff);
         let w1 = (wmma.w1 & (3 << 27))
@@ -421,6 +425,12 @@ mod tests {
             "0000007e0000007e0000007e0000007e0000007e0000007e0000007e0000007e",
         ));
         assert_eq!(e.bytes, expected);
+        // A stale scale_src2 in the block-16 prefix (0x000, not clang's
+        // 0x100): each emitted block-32 WMMA still has the A0 form 0x100.
+        let mut stale = orig;
+        stale[7] &= !0x07;
+        stale[6] &= 0x03;
+        assert_eq!(split(&stale, 0, 50).unwrap().bytes, expected);
     }
 
     #[test]

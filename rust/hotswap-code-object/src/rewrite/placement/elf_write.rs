@@ -31,8 +31,13 @@ pub(super) struct Written {
 /// new entries, so each must be a non-allocated section of its own (a shared
 /// or aliased one would get two contradicting headers); an object that
 /// already holds a section of the names the growth adds (grown before, or a
-/// clash) would carry two markers, and only the first would be read; and
-/// the two new sections and the new segment must fit the header's counts.
+/// clash) would carry two markers, and only the first would be read; every
+/// section name and every `.symtab` symbol name must lie inside its table
+/// (an offset at or past the table's end names nothing in the input, but in
+/// the copy it would name the added entries: a fuzz mutant's section read
+/// as the marker in the output, which a second rewrite then took for a
+/// clash); and the two new sections and the new segment must fit the
+/// header's counts.
 pub(super) fn check_tables(
     bytes: &[u8],
     sections: &[elf::Section<'_>],
@@ -70,6 +75,33 @@ pub(super) fn check_tables(
              share a section: the copies would need two different headers for it",
             names.index, symtab.index, strings.index
         )));
+    }
+    let name_table = names.data(bytes).map_or(0, <[u8]>::len);
+    let shoff = elf::u64_at(bytes, 40).and_then(|o| usize::try_from(o).ok());
+    for s in sections {
+        let at = shoff.and_then(|o| o.checked_add(usize::from(s.index) * 64));
+        let name = at.and_then(|at| elf::u32_at(bytes, at)).unwrap_or(u32::MAX);
+        if name as usize >= name_table {
+            return Err(refuse(format!(
+                "section {}'s name (offset {name:#x}) lies past the end of the section names \
+                 (section {}, {name_table:#x} bytes): in the copy it would name a section the \
+                 growth adds",
+                s.index, names.index
+            )));
+        }
+    }
+    let string_table = strings.data(bytes).map_or(0, <[u8]>::len);
+    let symbol_names = symtab.data(bytes).unwrap_or_default().chunks_exact(24);
+    for (i, entry) in symbol_names.enumerate() {
+        let name = elf::u32_at(entry, 0).unwrap_or(u32::MAX);
+        if name as usize >= string_table {
+            return Err(refuse(format!(
+                "symbol {i} of .symtab (section {}) has a name (offset {name:#x}) past the end of \
+                 its strings (section {}, {string_table:#x} bytes): in the copy it would name a \
+                 moved function's image",
+                symtab.index, strings.index
+            )));
+        }
     }
     if let Some(s) = sections
         .iter()

@@ -5,7 +5,7 @@
 use super::moving::Moving;
 use super::refuse;
 use super::scratch::{FromLiveness, Reaching};
-use crate::gfx1250::{self, fields::Fields};
+use crate::gfx1250::{self, fields::Fields, Fix};
 use crate::liveness::scratch::CountRaise;
 use crate::liveness::ObjectLiveness;
 use crate::rewrite::emit::{self, Emitted, NoScratch, Scratch, Site, Taken};
@@ -135,7 +135,9 @@ pub(super) fn emit_sites(
 }
 
 /// The seam's contract on a replacement: whole instructions, straight-line,
-/// the VGPR-MSB mode after it the mode before it.
+/// the VGPR-MSB mode after it the mode before it, and every instruction of
+/// a same-size class in its A0 form (else rewriting the output would fix it
+/// there: the output would be no fixed point).
 fn check(emitted: &Emitted, mode: u8) -> Result<(), &'static str> {
     let code = &emitted.bytes;
     if code.is_empty() {
@@ -155,6 +157,12 @@ fn check(emitted: &Emitted, mode: u8) -> Result<(), &'static str> {
     }
     if vgpr_mode::after_straight_line(insns, Mode::Known(mode)) != Mode::Known(mode) {
         return Err("leaves another VGPR-MSB mode than it found");
+    }
+    if gfx1250::sites_in(code, 0)
+        .iter()
+        .any(|s| s.fix == Fix::SameSize && s.needs_change)
+    {
+        return Err("holds an instruction a same-size fix would still change");
     }
     Ok(())
 }
@@ -201,5 +209,20 @@ mod tests {
         );
         let back = [0x00, 0x41, 0x86, 0xbf];
         assert_eq!(check(&emitted(&[set, nop, back].concat()), 0), Ok(()));
+        // v_wmma_scale_f32_16x16x128_f8f6f4 v[0:7], v[8:23], v[24:39],
+        // v[40:47], v2, v3 (llvm-mc-22): scale_src2 0x100, its A0 form;
+        // with the field 0 (bits [58:50]: byte 7's low three bits, byte 6's
+        // high six) a same-size site that still needs its fix.
+        let scaled = [
+            0x00, 0x00, 0x35, 0xcc, 0x02, 0x07, 0x02, 0x04, 0x00, 0x00, 0x33, 0xcc, 0x08, 0x31,
+            0xa2, 0x04,
+        ];
+        assert_eq!(check(&emitted(&scaled), 0), Ok(()));
+        let mut stale = scaled;
+        stale[7] = 0x00;
+        assert_eq!(
+            check(&emitted(&stale), 0),
+            Err("holds an instruction a same-size fix would still change")
+        );
     }
 }
