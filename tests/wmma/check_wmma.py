@@ -459,7 +459,7 @@ def main():
         o, n = base.copy(), base.copy()
         run_seq(o, orig, True)
         run_seq(n, bad, True)
-        scratch = set(range(r["scratch"], r["scratch"] + r["scratch_len"]))
+        scratch = scratch_regs(r)
         if all(o.get(x) == n.get(x) for x in set(o.r) | set(n.r) if x not in scratch):
             fail(f"negative control: the model did not notice {bad}")
         controls["scale_row"] += 1
@@ -500,9 +500,13 @@ def main():
     high = [r for r in unique.values()
             if r.get("variant") == "t_bank1" and r.get("replacement") is not None
             and any(v >= 256 for v in scratch_regs(r))]
-    if any(r["kind"] == "scale16" and r.get("replacement") is not None for r in records) and not high:
-        fail("no block-16 split with its masked A copy above v255 was checked")
-    print(f"block-16 splits with the masked A copy in bank 1: {len(high)} checked")
+    for kind in ("scale16", "f4_scaled"):
+        split = [r for r in records if r["kind"] == kind and r.get("replacement") is not None
+                 and "scratch_len" in r]
+        if split and not [r for r in high if r["kind"] == kind]:
+            fail(f"no {kind} block-16 split with its masked A copy above v255 was checked")
+    print(f"block-16 splits with the masked A copy in bank 1: {len(high)} checked "
+          f"({sum(r['kind'] == 'f4_scaled' for r in high)} of the 32x16x128 f4 form)")
     print(f"negative controls detected: {controls}")
 
     for reason, n in sorted(refused.items()):

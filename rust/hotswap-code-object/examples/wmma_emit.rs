@@ -95,17 +95,21 @@ fn with_scratch(
     format!("\"refusal\":{}", json_str(&last.to_string()))
 }
 
-/// The block-16 split with the first scale pair (below v256) and the first
-/// masked A block in bank 1 (v256-v511) that overlap no operand; the
-/// scratch registers listed as `"scratch_regs"`.
-fn scale16_t_bank1(bytes: &[u8], mode: u8) -> String {
-    let n_a = match wmma_scale16::masked_a_regs(bytes) {
+/// The masked A copy's size and the two-request split of a block-16 form.
+type MaskedA = fn(&[u8]) -> Result<u32, Reason>;
+type SplitAt = fn(&[u8], u8, u32, u32) -> Result<Expansion, Reason>;
+
+/// A block-16 split (`masked_a`, `split_at`) with the first scale pair
+/// (below v256) and the first masked A block in bank 1 (v256-v511) that
+/// overlap no operand; the scratch registers listed as `"scratch_regs"`.
+fn t_bank1(bytes: &[u8], mode: u8, masked_a: MaskedA, split_at: SplitAt) -> String {
+    let n_a = match masked_a(bytes) {
         Ok(n) => n,
         Err(r) => return format!("\"refusal\":{}", json_str(&r.to_string())),
     };
     for s in 0..256 - wmma_scale16::SCALE_REGS {
         for t in 256..=512 - n_a {
-            match wmma_scale16::split_at(bytes, mode, s, t) {
+            match split_at(bytes, mode, s, t) {
                 Ok(e) => {
                     let regs: Vec<String> = (s..s + wmma_scale16::SCALE_REGS)
                         .chain(t..t + n_a)
@@ -204,8 +208,28 @@ fn run(path: &str) -> Result<(), String> {
             record("", &outcome);
             // The masked A copy of a block-16 split may lie in any bank: the
             // same site again with it in bank 1, marked as a variant.
-            if let ("scale16", Some(m)) = (kind, mode) {
-                record("\"variant\":\"t_bank1\",", &scale16_t_bank1(bytes, m));
+            match (kind, mode) {
+                ("scale16", Some(m)) => record(
+                    "\"variant\":\"t_bank1\",",
+                    &t_bank1(
+                        bytes,
+                        m,
+                        wmma_scale16::masked_a_regs,
+                        wmma_scale16::split_at,
+                    ),
+                ),
+                ("f4_scaled", Some(m)) if wmma_f4::is_scale16(bytes) => record(
+                    "\"variant\":\"t_bank1\",",
+                    &t_bank1(
+                        bytes,
+                        m,
+                        |b| {
+                            wmma_f4::scale16_scratch_needed(b).map(|n| n - wmma_scale16::SCALE_REGS)
+                        },
+                        wmma_f4::split_scale16_at,
+                    ),
+                ),
+                _ => {}
             }
         }
     }

@@ -297,26 +297,37 @@ fn half_scale16(p: Vop3p, i: Vop3p, h: u32, fields: [u32; 4]) -> [u8; 16] {
     out
 }
 
+/// [`split_scale16_at`] with one contiguous block of
+/// [`scale16_scratch_needed`] VGPRs from `scratch`, below v256: the scales,
+/// then the masked A copy.
+pub fn split_scale16(bytes: &[u8], mode: u8, scratch: u32) -> Result<Expansion, Reason> {
+    split_scale16_at(bytes, mode, scratch, scratch + wmma_scale16::SCALE_REGS)
+}
+
 /// Splits the block-16 scaled `v_wmma_scale16_f32_32x16x128_f4` (`bytes`,
 /// 16 bytes) under the VGPR-MSB `mode` in force: along M, then each half
-/// along K by [`wmma_scale16::split`] with the scratch block starting at
-/// VGPR `scratch` ([`scale16_scratch_needed`] registers below v256, dead at
-/// the site).
-pub fn split_scale16(bytes: &[u8], mode: u8, scratch: u32) -> Result<Expansion, Reason> {
+/// along K by [`wmma_scale16::split_at`], both halves with the gathered
+/// scales in VGPRs `scales`, `scales + 1` (below v256) and the masked A copy
+/// from VGPR `t` (8 VGPRs in one bank), all dead at the site.
+pub fn split_scale16_at(bytes: &[u8], mode: u8, scales: u32, t: u32) -> Result<Expansion, Reason> {
     let (p, i) =
         scaled(bytes, LD_SCALE16).ok_or(Reason::NotHandled("v_wmma_scale16_f32_32x16x128_f4"))?;
     check_prefix(p)?;
     let ops = operands(i, mode)?;
-    let scales = scale_vgprs(p, 2, ops.d)?;
-    let need = scale16_scratch_needed(bytes)?;
-    // The halves' K splits check the scratch block against their own
+    let scale_operands = scale_vgprs(p, 2, ops.d)?;
+    let n_t = scale16_scratch_needed(bytes)? - wmma_scale16::SCALE_REGS;
+    // The halves' K splits check the scratch registers against their own
     // operands; the first half must not overwrite the second's either.
     let mut operands = vec![(ops.d, 16), (ops.a, 16), (ops.b, 8)];
     if let Src::Vgpr(c) = ops.c {
         operands.push((c, 16));
     }
-    operands.extend(scales);
-    if operands.iter().any(|&(r, n)| overlaps(scratch, need, r, n)) {
+    operands.extend(scale_operands);
+    let scratch = [(scales, wmma_scale16::SCALE_REGS), (t, n_t)];
+    if scratch
+        .iter()
+        .any(|&(s, m)| operands.iter().any(|&(r, n)| overlaps(s, m, r, n)))
+    {
         return Err(Reason::Overlap("the scratch block overlaps an operand"));
     }
     let swapped = ops.swapped()?;
@@ -337,7 +348,7 @@ pub fn split_scale16(bytes: &[u8], mode: u8, scratch: u32) -> Result<Expansion, 
             Src::Field(f) => f,
         };
         let half = half_scale16(p, i, h, [d, a, b, c]);
-        let e = wmma_scale16::split(&half, half_mode, scratch)?;
+        let e = wmma_scale16::split_at(&half, half_mode, scales, t)?;
         if half_mode != mode {
             out.extend_from_slice(&set_vgpr_msb(half_mode, mode));
         }
@@ -363,17 +374,26 @@ pub const FIX_SCALE16: &str = "wmma-f4-scale16-mk-split";
 pub const FIX_SCALE16_SWAPPED: &str = "wmma-f4-scale16-mk-split-swapped";
 
 /// The seam's emitter: [`split`] at the site's VGPR-MSB mode; for the
-/// block-16 scaled form, [`split_scale16`] with a scratch block of
-/// [`scale16_scratch_needed`] VGPRs below v256 from the site's provider (the
-/// request [`super::wmma_scale16`] makes).
+/// block-16 scaled form, [`split_scale16_at`] with the requests
+/// [`super::wmma_scale16`] makes: the scale pair below v256, then the masked
+/// A copy (8 VGPRs) in any bank.
 pub fn emit(site: &mut super::Site<'_>) -> Result<super::Emitted, super::Refusal> {
     if is_scale16(site.original) {
-        let need = scale16_scratch_needed(site.original)?;
-        let mut request = super::Request::new(super::RegClass::Vgpr, need as u16, 1);
-        request.below = 256;
-        let first = site.scratch.take(request)?;
+        let n_t = scale16_scratch_needed(site.original)? - wmma_scale16::SCALE_REGS;
+        let mut scales =
+            super::Request::new(super::RegClass::Vgpr, wmma_scale16::SCALE_REGS as u16, 1);
+        scales.below = 256;
+        let scales = site.scratch.take(scales)?;
+        let t = site
+            .scratch
+            .take(super::Request::new(super::RegClass::Vgpr, n_t as u16, 1))?;
         return Ok(super::emitted(
-            split_scale16(site.original, site.vgpr_msb, u32::from(first))?,
+            split_scale16_at(
+                site.original,
+                site.vgpr_msb,
+                u32::from(scales),
+                u32::from(t),
+            )?,
             FIX_SCALE16,
             FIX_SCALE16_SWAPPED,
         ));
@@ -539,17 +559,19 @@ mod tests {
     }
 
     #[test]
-    fn the_seam_asks_for_a_block_below_v256_for_the_block16_form_only() {
+    fn the_seam_asks_for_the_scale_pair_and_the_a_copy_for_the_block16_form_only() {
         use crate::gfx1250::{fields::Fields, A0Class};
         use crate::rewrite::emit::{Refusal, RegClass, Request, Scratch, Site};
         use crate::rewrite::SiteInfo;
 
-        /// Grants `first` and records the requests.
+        /// Grants consecutive runs from `first` and records the requests.
         struct Grant(u16, Vec<Request>);
         impl Scratch for Grant {
             fn take(&mut self, request: Request) -> Result<u16, Refusal> {
                 self.1.push(request);
-                Ok(self.0)
+                let first = self.0;
+                self.0 += request.count;
+                Ok(first)
             }
         }
         let info = SiteInfo {
@@ -579,12 +601,21 @@ mod tests {
         assert_eq!(e.fix, FIX_SCALE16);
         assert_eq!(e.bytes, split_scale16(&orig, 0, 60).unwrap().bytes);
         assert!(e.note.is_some_and(|n| n.contains("rounded between")));
-        assert_eq!(asked.len(), 1);
-        let r = asked[0];
+        let shapes: Vec<_> = asked
+            .iter()
+            .map(|r| (r.class, r.count, r.align, r.below))
+            .collect();
         assert_eq!(
-            (r.class, r.count, r.align, r.below),
-            (RegClass::Vgpr, 10, 1, 256)
+            shapes,
+            [(RegClass::Vgpr, 2, 1, 256), (RegClass::Vgpr, 8, 1, 1024)]
         );
+        // T in bank 1: the same split with the copy named through the mode.
+        let high = split_scale16_at(&orig, 0, 60, 300).unwrap();
+        assert_ne!(high.bytes, split_scale16(&orig, 0, 60).unwrap().bytes);
+        assert!(matches!(
+            split_scale16_at(&orig, 0, 60, 61),
+            Err(Reason::Overlap(_))
+        ));
         // A grant over an operand (v40: C) is refused, not used.
         let (e, _) = run(&orig, 40);
         assert!(e.unwrap_err().reason.contains("scratch block overlaps"));
