@@ -186,6 +186,11 @@ pub struct ObjectLiveness<'a> {
     /// functions up to each index, when they are in address order (`None`:
     /// they are not, and the lookup scans).
     ends_so_far: Option<Vec<u64>>,
+    /// Per function, the kernels whose direct calls reach it (ascending),
+    /// and the kernels with a call whose target is not known: made once per
+    /// object for [`ObjectLiveness::kernels_reaching`].
+    reached_by: Vec<Vec<usize>>,
+    indirect_callers: Vec<usize>,
 }
 
 /// The VGPR encoding granule of gfx1250's kernel descriptor (measured with
@@ -273,7 +278,7 @@ pub fn analyze_walked<'a>(
             callee_flight,
         );
     }
-    let kernels = walked
+    let kernels: Vec<KernelInfo> = walked
         .kernels
         .iter()
         .map(|k| {
@@ -312,12 +317,44 @@ pub fn analyze_walked<'a>(
                 })
                 .collect()
         });
+    let mut reached_by: Vec<Vec<usize>> = vec![Vec::new(); functions.len()];
+    let mut indirect_callers = Vec::new();
+    for (k, kernel) in kernels.iter().enumerate() {
+        for &f in &kernel.reaches {
+            if let Some(list) = reached_by.get_mut(f) {
+                if list.last() != Some(&k) {
+                    list.push(k);
+                }
+            }
+        }
+        if kernel.reaches_indirect {
+            indirect_callers.push(k);
+        }
+    }
     ObjectLiveness {
         bytes,
         convention,
         functions,
         kernels,
         ends_so_far,
+        reached_by,
+        indirect_callers,
+    }
+}
+
+impl ObjectLiveness<'_> {
+    /// The kernels (indices in [`ObjectLiveness::kernels`], ascending) that
+    /// may run `function`: those whose direct calls reach it and, unless it
+    /// is a kernel's entry (never a call target), those with a call whose
+    /// target is not known.
+    pub fn kernels_reaching(&self, function: usize) -> Vec<usize> {
+        let mut out = self.reached_by.get(function).cloned().unwrap_or_default();
+        if self.functions.get(function).is_some_and(|f| !f.is_kernel) {
+            out.extend_from_slice(&self.indirect_callers);
+            out.sort_unstable();
+            out.dedup();
+        }
+        out
     }
 }
 

@@ -109,6 +109,22 @@ pub struct CountRaise {
     pub occupancy: Option<(u8, u8)>,
 }
 
+impl CountRaise {
+    /// Kernel `kernel` (`name`) allocating `end` VGPRs instead of `old`.
+    pub fn vgpr(kernel: usize, name: &str, old: u16, end: u16) -> CountRaise {
+        let granulated = |n: u16| n.div_ceil(VGPR_GRANULE).saturating_sub(1) as u8;
+        CountRaise {
+            kernel,
+            name: name.to_owned(),
+            class: RegClass::Vgpr,
+            old_count: old,
+            new_count: end,
+            granulated: Some((granulated(old), granulated(end))),
+            occupancy: Some((occupancy(old), occupancy(end))),
+        }
+    }
+}
+
 /// How a live SGPR is kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Save {
@@ -336,13 +352,7 @@ impl ObjectLiveness<'_> {
         req: &Request,
         avoid: &RegSet,
     ) -> Result<Scratch, String> {
-        let reaching: Vec<usize> = (0..self.kernels.len())
-            .filter(|&k| {
-                let kernel = &self.kernels[k];
-                kernel.reaches.contains(&function)
-                    || (kernel.reaches_indirect && !self.functions[function].is_kernel)
-            })
-            .collect();
+        let reaching = self.kernels_reaching(function);
         if reaching.is_empty() {
             return Err("no kernel of the object reaches the function".into());
         }
@@ -403,16 +413,7 @@ impl ObjectLiveness<'_> {
                         return Err(format!("kernel {}'s descriptor is unreadable", kernel.name));
                     };
                     if end > old {
-                        let granulated = |n: u16| n.div_ceil(VGPR_GRANULE).saturating_sub(1) as u8;
-                        raises.push(CountRaise {
-                            kernel: k,
-                            name: kernel.name.clone(),
-                            class: RegClass::Vgpr,
-                            old_count: old,
-                            new_count: end,
-                            granulated: Some((granulated(old), granulated(end))),
-                            occupancy: Some((occupancy(old), occupancy(end))),
-                        });
+                        raises.push(CountRaise::vgpr(k, &kernel.name, old, end));
                     }
                 }
                 RegClass::Sgpr => raises.push(CountRaise {

@@ -256,7 +256,6 @@ pub(super) fn place(
     let mut moving = select::moving_functions(object, &analysis, sites, walked)?;
     //    The register liveness, when a site's emitter may ask for scratch.
     let liveness = scratch::analyse(object, &analysis, sites);
-    let reaching = liveness.as_ref().map(scratch::Reaching::new);
     // 2. Per moved function, in address order:
     //    (function, instruction, index in `sites`) of each replaced site.
     let mut grown: Vec<(u32, u32, usize)> = Vec::with_capacity(sites.len());
@@ -270,7 +269,7 @@ pub(super) fn place(
             m,
             fi,
             modes.as_deref(),
-            liveness.as_ref().zip(reaching.as_ref()),
+            liveness.as_ref(),
             sites,
             &mut grown,
             &mut extras,
@@ -286,7 +285,6 @@ pub(super) fn place(
         Some(l) => scratch::count_patches(bytes, fixes, l, &raised)?,
         None => Vec::new(),
     };
-    drop(reaching);
     drop(liveness);
     // 3. Layout: the new segment's place, each image's address.
     let region = layout::region(object, &mut moving)?;

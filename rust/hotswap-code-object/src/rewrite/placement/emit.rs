@@ -4,7 +4,7 @@
 
 use super::moving::Moving;
 use super::refuse;
-use super::scratch::{FromLiveness, Reaching};
+use super::scratch::FromLiveness;
 use crate::gfx1250::{self, fields::Fields, Fix};
 use crate::liveness::scratch::CountRaise;
 use crate::liveness::ObjectLiveness;
@@ -35,14 +35,14 @@ pub(super) fn emit_sites(
     m: &mut Moving,
     fi: usize,
     modes: Option<&[Mode]>,
-    liveness: Option<(&ObjectLiveness<'_>, &Reaching)>,
+    liveness: Option<&ObjectLiveness<'_>>,
     sites: &[SiteInfo],
     grown: &mut Vec<(u32, u32, usize)>,
     extras: &mut Extras,
     partial: bool,
 ) -> Result<(), RewriteError> {
     let first = sites.partition_point(|s| s.vaddr < m.vaddr);
-    let function = liveness.and_then(|(l, _)| l.function_at(m.vaddr));
+    let function = liveness.and_then(|l| l.function_at(m.vaddr));
     let end = m.insns.iter().last().map_or(0, |i| i.at + i.len);
     for (k, s) in sites[first..]
         .iter()
@@ -76,9 +76,8 @@ pub(super) fn emit_sites(
             site: s,
             why: "the liveness analysis was not run for this site's class",
         };
-        let mut from_liveness = liveness.map(|(liveness, reaching)| FromLiveness {
+        let mut from_liveness = liveness.map(|liveness| FromLiveness {
             liveness,
-            reaching,
             function,
             site: s,
             taken: Vec::new(),

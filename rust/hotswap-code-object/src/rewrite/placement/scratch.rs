@@ -40,57 +40,10 @@ pub(super) fn analyse<'a>(
     ))
 }
 
-/// The kernels that reach each function through direct calls, from the
-/// liveness's per-kernel lists, and those with an indirect call on their
-/// paths: made once per object. Asked per site, a scan of every kernel's
-/// list was quadratic in the kernels of a large object (a fifth of the
-/// time of the synthetic GEMM object).
-pub(super) struct Reaching {
-    /// Per function (index in the liveness's functions), the kernels whose
-    /// direct calls reach it, ascending.
-    direct: Vec<Vec<usize>>,
-    /// The kernels that make an indirect call somewhere, ascending.
-    indirect: Vec<usize>,
-}
-
-impl Reaching {
-    pub(super) fn new(liveness: &ObjectLiveness<'_>) -> Self {
-        let mut direct: Vec<Vec<usize>> = vec![Vec::new(); liveness.functions.len()];
-        let mut indirect = Vec::new();
-        for (k, kernel) in liveness.kernels.iter().enumerate() {
-            for &f in &kernel.reaches {
-                if let Some(list) = direct.get_mut(f) {
-                    if list.last() != Some(&k) {
-                        list.push(k);
-                    }
-                }
-            }
-            if kernel.reaches_indirect {
-                indirect.push(k);
-            }
-        }
-        Reaching { direct, indirect }
-    }
-
-    /// The kernels that reach `function` (`is_kernel`: whether it is a
-    /// kernel's entry, which no indirect call reaches), ascending.
-    fn of(&self, function: usize, is_kernel: bool) -> Vec<usize> {
-        let mut out = self.direct.get(function).cloned().unwrap_or_default();
-        if !is_kernel {
-            out.extend_from_slice(&self.indirect);
-            out.sort_unstable();
-            out.dedup();
-        }
-        out
-    }
-}
-
 /// The provider of one site.
 pub(super) struct FromLiveness<'l, 'a> {
     /// The object's liveness.
     pub liveness: &'l ObjectLiveness<'a>,
-    /// The kernels reaching each of its functions.
-    pub reaching: &'l Reaching,
     /// The site's function in it.
     pub function: Option<usize>,
     /// The site.
@@ -106,8 +59,8 @@ impl FromLiveness<'_, '_> {
     /// counts them) and the smallest VGPR allocation among them; `None`
     /// when no kernel of the object reaches it or a descriptor is unreadable.
     fn vgpr_allocation(&self, function: usize) -> Option<(Vec<usize>, u16)> {
-        let is_kernel = self.liveness.functions.get(function)?.is_kernel;
-        let reaching = self.reaching.of(function, is_kernel);
+        self.liveness.functions.get(function)?;
+        let reaching = self.liveness.kernels_reaching(function);
         let mut least = u16::MAX;
         for &k in &reaching {
             least = least.min(self.liveness.kernels[k].allocated_vgprs?);
@@ -118,24 +71,12 @@ impl FromLiveness<'_, '_> {
     /// The raises that make VGPRs `first..end` allocated in every kernel of
     /// `reaching` (none when they already are).
     fn vgpr_raises(&self, reaching: &[usize], end: u16) -> Vec<CountRaise> {
-        let granulated = |n: u16| n.div_ceil(liveness::VGPR_GRANULE).saturating_sub(1) as u8;
         reaching
             .iter()
             .filter_map(|&k| {
                 let kernel = &self.liveness.kernels[k];
                 let old = kernel.allocated_vgprs?;
-                (end > old).then(|| CountRaise {
-                    kernel: k,
-                    name: kernel.name.clone(),
-                    class: RegClass::Vgpr,
-                    old_count: old,
-                    new_count: end,
-                    granulated: Some((granulated(old), granulated(end))),
-                    occupancy: Some((
-                        liveness::scratch::occupancy(old),
-                        liveness::scratch::occupancy(end),
-                    )),
-                })
+                (end > old).then(|| CountRaise::vgpr(k, &kernel.name, old, end))
             })
             .collect()
     }
